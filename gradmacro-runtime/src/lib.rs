@@ -1,0 +1,1 @@
+//! Numerical checking for gradients produced by `gradmacro`.

@@ -1,0 +1,1 @@
+//! Compile-time reverse-mode automatic differentiation.
