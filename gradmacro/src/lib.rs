@@ -1,1 +1,57 @@
-//! Compile-time reverse-mode automatic differentiation.
+//! Compile-time, source-to-source reverse-mode automatic differentiation.
+//!
+//! Put `#[differentiate]` on an ordinary function over `f64` (or `f32`) and get
+//! its exact gradient as plain generated Rust, next to it:
+//!
+//! ```
+//! use gradmacro::differentiate;
+//!
+//! #[differentiate]
+//! fn f(x: f64) -> f64 {
+//!     let q = x * x;
+//!     q + x
+//! }
+//!
+//! assert_eq!(f(3.0), 12.0);
+//! assert_eq!(f_grad(3.0), (12.0, 7.0)); // (value, df/dx)
+//! assert_eq!(f_adjoint(3.0, 2.0), 14.0); // d_out * df/dx
+//! ```
+//!
+//! For `fn f(x: f64, y: f64) -> f64` the macro keeps `f` unchanged and adds,
+//! with the same visibility:
+//!
+//! - `f_grad(x, y) -> (f64, (f64, f64))`: the value (bit-identical to `f`'s) and
+//!   the gradient, fresh on every call;
+//! - `f_adjoint(x, y, d_out: f64) -> (f64, f64)`: `d_out` times the gradient.
+//!
+//! The gradient has one entry per differentiable parameter, in order; with one
+//! such parameter the entry is bare. Every float parameter is differentiable
+//! unless `#[differentiate(wrt(a, b))]` names a subset; integer and `bool`
+//! parameters are constants.
+//!
+//! Anything the macro cannot differentiate is a compile error at the offending
+//! syntax, saying what to write instead. See the crate README for the supported
+//! syntax and `ARCHITECTURE.md` for how it works.
+
+mod analysis;
+mod args;
+mod ctxt;
+mod emit;
+mod expand;
+mod ir;
+mod lower;
+mod lower_expr;
+mod names;
+mod rename;
+mod rules;
+mod signature;
+#[cfg(test)]
+mod tests;
+
+use proc_macro::TokenStream;
+
+/// Differentiates the function it is placed on; see the [crate docs](crate).
+#[proc_macro_attribute]
+pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::differentiate(attr.into(), item.into()).into()
+}

@@ -1,0 +1,346 @@
+//! The forward sweep: the user's computation, one primitive step per line in
+//! the user's order (so the value is bit-identical), recording along the way
+//! exactly what the reverse sweep asked for.
+
+use super::records::{Store, WriteKey};
+use super::Emitter;
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// An enclosing construct, seen from an exit (`break`, `continue`, `return`).
+enum Frame {
+    /// A statement whose "left early" flag an exit must set.
+    Flag(SiteId),
+    /// A loop; `return` leaving it must still record its iteration count.
+    Loop(SiteId),
+}
+
+impl Emitter<'_> {
+    pub(super) fn forward_function(&mut self) -> TokenStream {
+        let mut frames = Vec::new();
+        let body = self.fwd_block(&self.f.body, &mut frames);
+        if !self.f.has_return {
+            return body;
+        }
+        let out = self.f.var(self.f.output).ident.clone();
+        let ty = self.ty.clone();
+        let label = self.label.clone();
+        quote! {
+            let #out: #ty;
+            #label: { #body }
+        }
+    }
+
+    fn fwd_block(&mut self, b: &Block, frames: &mut Vec<Frame>) -> TokenStream {
+        b.stmts.iter().map(|s| self.fwd_stmt(s, frames)).collect()
+    }
+
+    fn declares_here(&self, v: VarId, write: Write) -> bool {
+        write == Write::Def && !self.a.hoisted[v.0] && !self.a.declared[v.0] && !self.is_param(v)
+    }
+
+    fn let_mut(&self, v: VarId) -> TokenStream {
+        if self.f.var(v).reassigned || self.a.restored[v.0] {
+            quote!(mut)
+        } else {
+            quote!()
+        }
+    }
+
+    fn fwd_stmt(&mut self, s: &Stmt, frames: &mut Vec<Frame>) -> TokenStream {
+        match s {
+            Stmt::Step(st) => {
+                if !self.live(st.dst) {
+                    return quote!();
+                }
+                let save = self.save(st.dst, st as *const Step as WriteKey, st.ctx, st.write);
+                let wrap = |i: usize| i == 0 || st.args.len() == 2;
+                let args: Vec<TokenStream> = st
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i)))
+                    .collect();
+                let value = st.prim.eval(&args, st.span);
+                let dst = self.f.var(st.dst).ident.clone();
+                if self.declares_here(st.dst, st.write) {
+                    let m = self.let_mut(st.dst);
+                    let ty = &self.ty;
+                    let annot = match (&st.prim, &st.args[0]) {
+                        (crate::rules::Prim::Copy, Operand::Const(_)) => quote!(: #ty),
+                        _ => quote!(),
+                    };
+                    quote!(#save let #m #dst #annot = #value;)
+                } else {
+                    quote!(#save #dst = #value;)
+                }
+            }
+            Stmt::Assign(p) => {
+                if !self.live(p.dst) {
+                    return quote!();
+                }
+                let save = self.save(p.dst, p as *const PassiveAssign as WriteKey, p.ctx, p.write);
+                let value = self.passive(&p.value);
+                let dst = self.f.var(p.dst).ident.clone();
+                if self.declares_here(p.dst, p.write) {
+                    let m = self.let_mut(p.dst);
+                    let annot = match &self.f.var(p.dst).ty {
+                        Some(t) => quote!(: #t),
+                        None => quote!(),
+                    };
+                    quote!(#save let #m #dst #annot = #value;)
+                } else {
+                    let op = p.op.clone().unwrap_or_else(|| quote!(=));
+                    quote!(#save #dst #op #value;)
+                }
+            }
+            Stmt::Verbatim(ts, _) => ts.clone(),
+            Stmt::Declare(v) => {
+                let v = *v;
+                if (v == self.f.output && self.f.has_return) || self.a.hoisted[v.0] || !self.live(v) {
+                    return quote!();
+                }
+                let m = self.let_mut(v);
+                let ident = self.f.var(v).ident.clone();
+                let annot = if self.f.is_active(v) {
+                    let ty = &self.ty;
+                    quote!(: #ty)
+                } else {
+                    match &self.f.var(v).ty {
+                        Some(t) => quote!(: #t),
+                        None => quote!(),
+                    }
+                };
+                quote!(let #m #ident #annot;)
+            }
+            Stmt::If(i) => self.fwd_if(i, frames),
+            Stmt::Loop(l) => self.fwd_loop(l, frames),
+            Stmt::Exit(e) => self.fwd_exit(*e, frames),
+        }
+    }
+
+    /// Records the value about to be overwritten, if the reverse sweep restores it.
+    fn save(&mut self, v: VarId, key: WriteKey, ctx: Ctx, write: Write) -> TokenStream {
+        let var = self.f.var(v).ident.clone();
+        if Store::of(ctx) == Store::Tape {
+            if !self.a.saves(self.f, v, write) {
+                return quote!();
+            }
+            let tape = self.value_tape(v);
+            return quote!(#tape.push(#var););
+        }
+        match self.rec.saves.get(&key) {
+            Some((slot, _)) if slot.store == Store::Top => {
+                let s = &slot.ident;
+                quote!(let #s = #var;)
+            }
+            Some((slot, _)) => {
+                let s = &slot.ident;
+                quote!(#s = #var;)
+            }
+            None => quote!(),
+        }
+    }
+
+    fn with_exit_flag(
+        &mut self,
+        site: SiteId,
+        frames: &mut Vec<Frame>,
+        body: impl FnOnce(&mut Self, &mut Vec<Frame>) -> TokenStream,
+    ) -> TokenStream {
+        let flagged = self.rec.exit.contains_key(&site);
+        if flagged {
+            frames.push(Frame::Flag(site));
+        }
+        let tokens = body(self, frames);
+        if !flagged {
+            return tokens;
+        }
+        frames.pop();
+        let slot = &self.rec.exit[&site];
+        let i = &slot.ident;
+        match slot.store {
+            Store::Tape => quote!(#tokens #i.push(false);),
+            _ => tokens,
+        }
+    }
+
+    fn fwd_if(&mut self, i: &If, frames: &mut Vec<Frame>) -> TokenStream {
+        self.with_exit_flag(i.site, frames, |e, frames| {
+            let then = e.fwd_block(&i.then, frames);
+            let els = e.fwd_block(&i.els, frames);
+            let cond = e.passive(&i.cond);
+            let els = if els.is_empty() { quote!() } else { quote!(else { #els }) };
+            let Some(slot) = e.rec.branch.get(&i.site) else {
+                if then.is_empty() && els.is_empty() {
+                    return quote!();
+                }
+                return quote!(if #cond { #then } #els);
+            };
+            let flag = &slot.ident;
+            match slot.store {
+                Store::Top => quote!(let #flag = #cond; if #flag { #then } #els),
+                Store::Once => quote!(#flag = #cond; if #flag { #then } #els),
+                Store::Tape => {
+                    let local = e.names.fresh("took");
+                    quote!(let #local = #cond; #flag.push(#local); if #local { #then } #els)
+                }
+            }
+        })
+    }
+
+    fn fwd_loop(&mut self, l: &Loop, frames: &mut Vec<Frame>) -> TokenStream {
+        self.with_exit_flag(l.site, frames, |e, frames| {
+            frames.push(Frame::Loop(l.site));
+            let body = e.fwd_block(&l.body, frames);
+            frames.pop();
+            let slot = e.rec.count.get(&l.site).cloned();
+            let (before, tick, after) = match &slot {
+                None => (quote!(), quote!(), quote!()),
+                Some(s) => {
+                    let i = &s.ident;
+                    match (s.store, &s.counter) {
+                        (Store::Tape, Some(c)) => (
+                            quote!(let mut #c = 0usize;),
+                            quote!(#c += 1;),
+                            quote!(#i.push(#c);),
+                        ),
+                        (Store::Top, _) => (quote!(let mut #i = 0usize;), quote!(#i += 1;), quote!()),
+                        _ => (quote!(), quote!(#i += 1;), quote!()),
+                    }
+                }
+            };
+            let header = match &l.kind {
+                LoopKind::For { binding, iter } => {
+                    let iter = e.passive(iter);
+                    match binding {
+                        Some(v) if e.a.hoisted[v.0] => {
+                            let var = e.f.var(*v).ident.clone();
+                            let fresh = e.names.fresh(&format!("{var}_next"));
+                            let key = l as *const Loop as WriteKey;
+                            let save = if e.a.saves(e.f, *v, Write::Def) {
+                                let tape = e.value_tape(*v);
+                                let _ = key;
+                                quote!(#tape.push(#var);)
+                            } else {
+                                quote!()
+                            };
+                            return quote! {
+                                #before
+                                for #fresh in #iter { #tick #save #var = #fresh; #body }
+                                #after
+                            };
+                        }
+                        Some(v) if e.live(*v) => {
+                            let var = e.f.var(*v).ident.clone();
+                            quote!(for #var in #iter)
+                        }
+                        _ => quote!(for _ in #iter),
+                    }
+                }
+                LoopKind::While { cond } => {
+                    let c = e.passive(cond);
+                    quote!(while #c)
+                }
+                LoopKind::Infinite => quote!(loop),
+            };
+            if body.is_empty() && slot.is_none() && !matches!(l.kind, LoopKind::Infinite) {
+                return quote!();
+            }
+            quote!(#before #header { #tick #body } #after)
+        })
+    }
+
+    fn fwd_exit(&mut self, exit: Exit, frames: &[Frame]) -> TokenStream {
+        let mut actions = TokenStream::new();
+        for frame in frames.iter().rev() {
+            match frame {
+                Frame::Loop(_) if exit != Exit::Return => break,
+                Frame::Loop(site) => {
+                    if let Some(s) = self.rec.count.get(site) {
+                        if let (Store::Tape, Some(c)) = (s.store, &s.counter) {
+                            let i = &s.ident;
+                            actions.extend(quote!(#i.push(#c);));
+                        }
+                    }
+                }
+                Frame::Flag(site) => {
+                    let s = &self.rec.exit[site];
+                    let i = &s.ident;
+                    actions.extend(match s.store {
+                        Store::Tape => quote!(#i.push(true);),
+                        _ => quote!(#i = true;),
+                    });
+                }
+            }
+        }
+        let label = self.label.clone();
+        let jump = match exit {
+            Exit::Break => quote!(break;),
+            Exit::Continue => quote!(continue;),
+            Exit::Return => quote!(break #label;),
+        };
+        quote!(#actions #jump)
+    }
+
+    /// Declarations that must precede the forward sweep: hoisted variables and
+    /// every record kept outside a plain `let`.
+    pub(super) fn hoisted_decls(&mut self) -> TokenStream {
+        let ty = self.ty.clone();
+        let mut out = TokenStream::new();
+        for (i, v) in self.f.vars.iter().enumerate() {
+            if !self.a.hoisted[i] || !self.live(VarId(i)) {
+                continue;
+            }
+            let ident = &v.ident;
+            out.extend(if v.kind == VarKind::Active {
+                quote!(let mut #ident: #ty = 0.0;)
+            } else {
+                match &v.ty {
+                    Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
+                    None => quote!(let mut #ident = ::core::default::Default::default();),
+                }
+            });
+        }
+        let mut slots: Vec<(String, TokenStream)> = Vec::new();
+        for s in self.rec.branch.values() {
+            let i = &s.ident;
+            match s.store {
+                Store::Once => slots.push((i.to_string(), quote!(let mut #i = false;))),
+                Store::Tape => slots.push((i.to_string(), quote!(let mut #i: ::std::vec::Vec<bool> = ::std::vec::Vec::new();))),
+                Store::Top => {}
+            }
+        }
+        let counts = self.rec.count.values().map(|s| (s, quote!(0usize), quote!(usize)));
+        let exits = self.rec.exit.values().map(|s| (s, quote!(false), quote!(bool)));
+        for (s, init, elem) in counts.chain(exits) {
+            let i = &s.ident;
+            match s.store {
+                Store::Once => slots.push((i.to_string(), quote!(let mut #i = #init;))),
+                Store::Tape => slots.push((i.to_string(), quote!(let mut #i: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();))),
+                Store::Top => {}
+            }
+        }
+        for (s, v) in self.rec.saves.values() {
+            if s.store != Store::Once {
+                continue;
+            }
+            let i = &s.ident;
+            let var = self.f.var(*v);
+            slots.push((i.to_string(), if var.kind == VarKind::Active {
+                quote!(let mut #i: #ty = 0.0;)
+            } else {
+                quote!(let mut #i = ::core::default::Default::default();)
+            }));
+        }
+        for (v, t) in &self.rec.tapes {
+            let elem = if self.f.is_active(*v) { quote!(#ty) } else { quote!(_) };
+            slots.push((t.to_string(), quote!(let mut #t: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();)));
+        }
+        // Hash-map order would make the expansion vary from build to build.
+        slots.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(slots.into_iter().map(|(_, t)| t));
+        out
+    }
+}

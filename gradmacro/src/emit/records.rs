@@ -1,0 +1,54 @@
+//! What the forward sweep records for the reverse sweep, and where it keeps it.
+//! A value recorded at most once per call lives in a variable; one recorded
+//! inside a loop goes on a tape (a `Vec` used as a stack). Loop-free code
+//! therefore allocates nothing.
+
+use crate::ir::{Ctx, SiteId, VarId};
+use proc_macro2::Ident;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Store {
+    /// Directly in the function body, before any `return`: a plain `let`.
+    Top,
+    /// In a branch (or before a `return`), outside loops: a variable declared
+    /// before the forward sweep.
+    Once,
+    /// Inside a loop: a tape, pushed forward and popped in reverse.
+    Tape,
+}
+
+impl Store {
+    pub fn of(ctx: Ctx) -> Store {
+        if ctx.loop_depth > 0 {
+            Store::Tape
+        } else if ctx.nested {
+            Store::Once
+        } else {
+            Store::Top
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub ident: Ident,
+    pub store: Store,
+    /// For a loop count on a tape: the per-run counter pushed after the loop.
+    pub counter: Option<Ident>,
+}
+
+/// Identifies one write statement (its address in the IR, which does not move
+/// while a function is emitted).
+pub type WriteKey = usize;
+
+#[derive(Default)]
+pub struct Records {
+    pub branch: HashMap<SiteId, Slot>,
+    pub count: HashMap<SiteId, Slot>,
+    pub exit: HashMap<SiteId, Slot>,
+    /// Old values saved once, per write statement.
+    pub saves: HashMap<WriteKey, (Slot, VarId)>,
+    /// Tapes of old values, per variable.
+    pub tapes: HashMap<VarId, Ident>,
+}

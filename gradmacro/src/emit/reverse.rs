@@ -1,0 +1,331 @@
+//! The reverse sweep: statements in reverse order, each adding (`+=`) its
+//! output's adjoint times one partial into each active operand's adjoint,
+//! restoring overwritten values and replaying recorded control flow.
+
+use super::records::{Slot, Store, WriteKey};
+use super::Emitter;
+use crate::ir::*;
+use crate::rules::Partial;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+impl Emitter<'_> {
+    pub(super) fn reverse_function(&mut self) -> TokenStream {
+        let body = self.rev_block(&self.f.body);
+        let ty = self.ty.clone();
+        let mut decls = TokenStream::new();
+        for v in self.f.wrt().collect::<Vec<_>>() {
+            if self.a.adj[v.0] && v != self.f.output {
+                let d = self.adj(v);
+                let m = self.mut_if(v);
+                decls.extend(quote!(let #m #d: #ty = 0.0;));
+            }
+        }
+        quote!(#decls #(#body)*)
+    }
+
+    fn mut_if(&self, v: VarId) -> TokenStream {
+        if self.written.contains(&v) {
+            quote!(mut)
+        } else {
+            quote!()
+        }
+    }
+
+    /// A block's reverse: fresh adjoints for what it declares, then its
+    /// statements backwards; statements after one that may leave the block run
+    /// only if it did not.
+    fn rev_block(&mut self, b: &Block) -> Vec<TokenStream> {
+        let mut out: Vec<TokenStream> = Vec::new();
+        for s in b.stmts.iter().rev() {
+            if let (Some(site), false) = (escapes(s), out.is_empty()) {
+                let ctx = stmt_ctx(s);
+                let test = self.exit_test(site, ctx);
+                out = vec![quote!(if !#test { #(#out)* })];
+            }
+            out.extend(self.rev_stmt(s));
+        }
+        let ty = self.ty.clone();
+        let mut decls = Vec::new();
+        let mut seen = Vec::new();
+        for s in &b.stmts {
+            let v = match s {
+                Stmt::Step(st) if st.write == Write::Def && !self.a.declared[st.dst.0] => st.dst,
+                Stmt::Declare(v) => *v,
+                _ => continue,
+            };
+            if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
+                seen.push(v);
+                let d = self.adj(v);
+                let m = self.mut_if(v);
+                decls.push(quote!(let #m #d: #ty = 0.0;));
+            }
+        }
+        decls.extend(out);
+        decls
+    }
+
+    pub(super) fn is_param(&self, v: VarId) -> bool {
+        self.f.params.iter().any(|p| p.ident == self.f.var(v).ident)
+    }
+
+    fn rev_stmt(&mut self, s: &Stmt) -> Vec<TokenStream> {
+        match s {
+            Stmt::Step(st) => self.rev_step(st),
+            Stmt::Assign(p) => {
+                if self.a.saves(self.f, p.dst, p.write) {
+                    vec![self.restore(p.dst, p as *const _ as WriteKey, p.ctx)]
+                } else {
+                    vec![]
+                }
+            }
+            Stmt::If(i) => {
+                let then = self.rev_block(&i.then);
+                let els = self.rev_block(&i.els);
+                if then.is_empty() && els.is_empty() {
+                    return vec![];
+                }
+                let test = self.branch_test(i.site, i.ctx);
+                if els.is_empty() {
+                    vec![quote!(if #test { #(#then)* })]
+                } else if then.is_empty() {
+                    vec![quote!(if !#test { #(#els)* })]
+                } else {
+                    vec![quote!(if #test { #(#then)* } else { #(#els)* })]
+                }
+            }
+            Stmt::Loop(l) => {
+                let mut body = self.rev_block(&l.body);
+                if let LoopKind::For { binding: Some(v), .. } = &l.kind {
+                    if self.a.saves(self.f, *v, Write::Def) {
+                        let key = l as *const Loop as WriteKey;
+                        body.push(self.restore(*v, key, l.body_ctx()));
+                    }
+                }
+                if body.is_empty() {
+                    return vec![];
+                }
+                let count = self.count_read(l.site, l.ctx);
+                vec![quote!(for _ in 0..#count { #(#body)* })]
+            }
+            Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
+        }
+    }
+
+    fn rev_step(&mut self, st: &Step) -> Vec<TokenStream> {
+        let dst = st.dst;
+        let saved = self.a.saves(self.f, dst, st.write);
+        let key = st as *const Step as WriteKey;
+        if !self.a.adj[dst.0] {
+            return if saved {
+                vec![self.restore(dst, key, st.ctx)]
+            } else {
+                vec![]
+            };
+        }
+        let args: Vec<TokenStream> = st.args.iter().map(|a| self.operand(a, true)).collect();
+        let dst_ident = self.f.var(dst).ident.clone();
+        let uses = crate::analysis::partial_uses(st.prim);
+        let contributing: Vec<usize> = (0..st.args.len())
+            .filter(|&i| uses[i].nonzero && matches!(st.args[i], Operand::Var(v) if self.a.adj[v.0]))
+            .collect();
+        let self_pos: Vec<usize> = contributing
+            .iter()
+            .copied()
+            .filter(|&i| matches!(st.args[i], Operand::Var(v) if v == dst))
+            .collect();
+        let d_dst = self.adj(dst);
+        let mut out = Vec::new();
+
+        let reads_dst = |i: usize| uses[i].out || uses[i].args.iter().any(|&j| matches!(st.args[j], Operand::Var(v) if v == dst));
+        let others: Vec<usize> = contributing.iter().copied().filter(|i| !self_pos.contains(i)).collect();
+        let simple_accumulate = self_pos.len() == 1
+            && matches!(self.partial(st, &args, &quote!(#dst_ident), self_pos[0]), Partial::Unit { neg: false })
+            && !(saved && others.iter().any(|&i| reads_dst(i)));
+
+        if self_pos.is_empty() || simple_accumulate {
+            // `y = g(a, b)` (or `s += t`): the adjoint of `y` is final here.
+            let y = quote!(#dst_ident);
+            for i in others {
+                let p = self.partial(st, &args, &y, i);
+                out.extend(self.accumulate(&st.args[i], &d_dst, p));
+            }
+            if self_pos.is_empty() && st.write == Write::Overwrite && self.a.zero_needed(self.f, st) {
+                out.push(quote!(#d_dst = 0.0;));
+                self.written.insert(dst);
+            }
+            if saved {
+                out.push(self.restore(dst, key, st.ctx));
+            }
+            return out;
+        }
+
+        // `s = g(s, ..)`: take the incoming adjoint, restore `s`, then give the
+        // old `s` its own share.
+        let base = dst_ident.to_string();
+        let d_new = self.names.fresh(&format!("d_{base}_new"));
+        out.push(quote!(let #d_new = #d_dst;));
+        let mut y = quote!(#dst_ident);
+        if saved {
+            if (0..st.args.len()).any(|i| uses[i].out) {
+                let y_new = self.names.fresh(&format!("{base}_new"));
+                out.push(quote!(let #y_new = #dst_ident;));
+                y = quote!(#y_new);
+            }
+            out.push(self.restore(dst, key, st.ctx));
+        }
+        self.written.insert(dst);
+        let single = if self_pos.len() == 1 {
+            match self.partial(st, &args, &y, self_pos[0]) {
+                Partial::Unit { neg: false } => Some(quote!(#d_new)),
+                Partial::Times { neg: false, expr } => Some(quote!(#d_new * #expr)),
+                Partial::Over { neg: false, expr } => Some(quote!(#d_new / #expr)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        match single {
+            Some(value) => out.push(quote!(#d_dst = #value;)),
+            None => {
+                out.push(quote!(#d_dst = 0.0;));
+                for &i in &self_pos {
+                    let p = self.partial(st, &args, &y, i);
+                    out.extend(self.accumulate(&st.args[i], &d_new, p));
+                }
+            }
+        }
+        for i in others {
+            let p = self.partial(st, &args, &y, i);
+            out.extend(self.accumulate(&st.args[i], &d_new, p));
+        }
+        out
+    }
+
+    fn partial(&self, st: &Step, args: &[TokenStream], y: &TokenStream, i: usize) -> Partial {
+        st.prim.partials(args, y, &self.ty).swap_remove(i)
+    }
+
+    /// `d_arg += seed * partial`, in the form the partial asks for.
+    fn accumulate(&mut self, arg: &Operand, seed: &proc_macro2::Ident, p: Partial) -> Option<TokenStream> {
+        let Operand::Var(v) = arg else { return None };
+        let d = self.adj(*v);
+        self.written.insert(*v);
+        Some(match p {
+            Partial::Zero => return None,
+            Partial::Unit { neg: false } => quote!(#d += #seed;),
+            Partial::Unit { neg: true } => quote!(#d -= #seed;),
+            Partial::Times { neg: false, expr } => quote!(#d += #seed * #expr;),
+            Partial::Times { neg: true, expr } => quote!(#d -= #seed * #expr;),
+            Partial::Over { neg: false, expr } => quote!(#d += #seed / #expr;),
+            Partial::Over { neg: true, expr } => quote!(#d -= #seed / #expr;),
+            Partial::When { cond } => quote!(if #cond { #d += #seed; }),
+        })
+    }
+
+    /// Puts back the value a write destroyed.
+    fn restore(&mut self, v: VarId, key: WriteKey, ctx: Ctx) -> TokenStream {
+        let var = self.f.var(v).ident.clone();
+        match Store::of(ctx) {
+            Store::Tape => {
+                let tape = self.value_tape(v);
+                quote!(#var = #tape.pop().unwrap();)
+            }
+            store => {
+                let slot = self.save_slot(v, key, store);
+                quote!(#var = #slot;)
+            }
+        }
+    }
+
+    pub(super) fn value_tape(&mut self, v: VarId) -> proc_macro2::Ident {
+        if let Some(t) = self.rec.tapes.get(&v) {
+            return t.clone();
+        }
+        let t = self.names.fresh(&format!("tape_{}", self.f.var(v).ident));
+        self.rec.tapes.insert(v, t.clone());
+        t
+    }
+
+    fn save_slot(&mut self, v: VarId, key: WriteKey, store: Store) -> proc_macro2::Ident {
+        if let Some((s, _)) = self.rec.saves.get(&key) {
+            return s.ident.clone();
+        }
+        let ident = self.names.fresh(&format!("{}_old", self.f.var(v).ident));
+        self.rec.saves.insert(key, (Slot { ident: ident.clone(), store, counter: None }, v));
+        ident
+    }
+
+    fn slot(&mut self, kind: &str, site: SiteId, ctx: Ctx) -> Slot {
+        let store = Store::of(ctx);
+        let base = format!("{kind}{}", site.0 + 1);
+        let ident = match store {
+            Store::Tape => self.names.fresh(&format!("tape_{base}")),
+            _ => self.names.fresh(&base),
+        };
+        let counter = (kind == "iters" && store == Store::Tape).then(|| self.names.fresh(&base));
+        Slot { ident, store, counter }
+    }
+
+    fn read_slot(slot: &Slot) -> TokenStream {
+        let i = &slot.ident;
+        match slot.store {
+            Store::Tape => quote!(#i.pop().unwrap()),
+            _ => quote!(#i),
+        }
+    }
+
+    fn branch_test(&mut self, site: SiteId, ctx: Ctx) -> TokenStream {
+        let slot = self.slot("took", site, ctx);
+        let t = Self::read_slot(&slot);
+        self.rec.branch.insert(site, slot);
+        t
+    }
+
+    fn count_read(&mut self, site: SiteId, ctx: Ctx) -> TokenStream {
+        let slot = self.slot("iters", site, ctx);
+        let t = Self::read_slot(&slot);
+        self.rec.count.insert(site, slot);
+        t
+    }
+
+    fn exit_test(&mut self, site: SiteId, ctx: Ctx) -> TokenStream {
+        let slot = self.slot("left", site, ctx);
+        let t = Self::read_slot(&slot);
+        self.rec.exit.insert(site, slot);
+        t
+    }
+}
+
+/// The site of a statement that may leave its enclosing block early.
+pub(super) fn escapes(s: &Stmt) -> Option<SiteId> {
+    match s {
+        Stmt::If(i) => (leaves(&i.then, false) || leaves(&i.els, false)).then_some(i.site),
+        Stmt::Loop(l) => leaves(&l.body, true).then_some(l.site),
+        _ => None,
+    }
+}
+
+/// Does `b` contain an exit that leaves it (inside a loop, only `return` does)?
+fn leaves(b: &Block, inside_loop: bool) -> bool {
+    let mut found = false;
+    for s in &b.stmts {
+        found |= match s {
+            Stmt::Exit(Exit::Return) => true,
+            Stmt::Exit(_) => !inside_loop,
+            Stmt::If(i) => leaves(&i.then, inside_loop) || leaves(&i.els, inside_loop),
+            Stmt::Loop(l) => leaves(&l.body, true),
+            _ => false,
+        };
+    }
+    found
+}
+
+fn stmt_ctx(s: &Stmt) -> Ctx {
+    match s {
+        Stmt::If(i) => i.ctx,
+        Stmt::Loop(l) => l.ctx,
+        _ => Ctx::default(),
+    }
+}
+

@@ -1,0 +1,98 @@
+//! The pipeline, on one screen: arguments → signature → lower → emit.
+
+use crate::args::Args;
+use crate::ctxt::Ctxt;
+use crate::{emit, lower, signature};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashSet;
+
+pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let args = match syn::parse2::<Args>(attr) {
+        Ok(a) => a,
+        Err(e) => {
+            cx.push(e);
+            Args::default()
+        }
+    };
+    let f: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new_spanned(
+                &item,
+                "`#[differentiate]` applies to a free function `fn f(x: f64, ...) -> f64`",
+            )
+            .to_compile_error();
+            return quote!(#item #e);
+        }
+    };
+    let sig = signature::check(&f.sig, &args, &mut cx);
+    let lowered = match &sig {
+        Some(sig) if !cx.has_errors() => lower_until_stable(&f, sig, &mut cx),
+        _ => None,
+    };
+    match lowered {
+        Some((func, names)) if !cx.has_errors() => {
+            let generated = emit::generate(&func, names, &f);
+            quote!(#f #generated)
+        }
+        _ => {
+            let stubs = sig.map(|s| stubs(&f, &s)).unwrap_or_default();
+            let errors = cx.into_compile_errors();
+            quote!(#f #errors #stubs)
+        }
+    }
+}
+
+/// Lowers, promoting to active every `let` that an attempt found receiving an
+/// active value (`let mut s = 0.0;` before `s += x;`), until nothing changes.
+fn lower_until_stable(
+    f: &syn::ItemFn,
+    sig: &signature::Signature_,
+    cx: &mut Ctxt,
+) -> Option<(crate::ir::Func, crate::names::Names)> {
+    let mut promoted = HashSet::new();
+    loop {
+        let mark = cx.len();
+        let (func, promote, names) = lower::lower(f, sig, &promoted, cx);
+        if promote.is_subset(&promoted) {
+            return func.map(|func| (func, names));
+        }
+        cx.truncate(mark);
+        promoted.extend(promote);
+    }
+}
+
+/// Placeholders with the right signatures, so that after an error the user sees
+/// only that error and not a cascade of "cannot find `f_grad`".
+fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
+    let vis = &f.vis;
+    let grad = format_ident!("{}_grad", f.sig.ident);
+    let adjoint = format_ident!("{}_adjoint", f.sig.ident);
+    let ty = match sig.float {
+        crate::ir::Float::F64 => quote!(f64),
+        crate::ir::Float::F32 => quote!(f32),
+    };
+    let params: Vec<_> = sig.params.iter().map(|p| {
+        let t = &p.ty;
+        quote!(_: #t)
+    }).collect();
+    let n = sig
+        .params
+        .iter()
+        .filter(|p| p.kind == signature::ParamKind::Differentiable)
+        .count();
+    let g = if n == 1 {
+        ty.clone()
+    } else {
+        let tys = vec![ty.clone(); n];
+        quote!((#(#tys),*))
+    };
+    quote! {
+        #[allow(unused)]
+        #vis fn #grad(#(#params),*) -> (#ty, #g) { ::core::unimplemented!() }
+        #[allow(unused)]
+        #vis fn #adjoint(#(#params,)* _: #ty) -> #g { ::core::unimplemented!() }
+    }
+}

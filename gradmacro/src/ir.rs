@@ -1,0 +1,201 @@
+//! The intermediate representation: a structured Wengert list.
+//!
+//! Every active value is produced by exactly one primitive [`Step`]; control flow
+//! stays structured (`If`, `Loop`, `Exit`) so both sweeps can be emitted as plain
+//! Rust. Nothing here knows about `syn`: passive code (integers, conditions,
+//! constants) is carried as already-renamed tokens plus the variables it reads.
+
+use crate::rules::Prim;
+use proc_macro2::{Ident, Span, TokenStream};
+
+/// Index into [`Func::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub usize);
+
+/// Identifies one `if` or loop; used to name its recorded control state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SiteId(pub usize);
+
+/// Where a statement runs: decides how a value it records is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Ctx {
+    /// Inside an `if` branch or a loop body (not directly in the function body).
+    pub nested: bool,
+    /// Number of enclosing loops: above 0, may run many times per call.
+    pub loop_depth: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// A float that carries a derivative.
+    Active,
+    /// Anything else: integers, bools, floats that do not depend on the inputs.
+    Passive,
+}
+
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub ident: Ident,
+    pub kind: VarKind,
+    /// Context of the block that declares it.
+    pub decl: Ctx,
+    /// Written after its first assignment (needs `let mut`).
+    pub reassigned: bool,
+    /// The user's type annotation, kept for passive variables.
+    pub ty: Option<TokenStream>,
+    pub span: Span,
+}
+
+/// A passive expression already rewritten to generated names.
+#[derive(Clone, Debug)]
+pub struct Passive {
+    pub tokens: TokenStream,
+    /// Needs no parentheses as an operand or method receiver.
+    pub primary: bool,
+    pub reads: Vec<VarId>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Var(VarId),
+    Const(Passive),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// The first assignment of the variable in its scope.
+    Def,
+    /// Replaces a value the variable already held.
+    Overwrite,
+}
+
+/// `dst = prim(args)`.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub dst: VarId,
+    pub prim: Prim,
+    pub args: Vec<Operand>,
+    pub write: Write,
+    pub ctx: Ctx,
+    pub span: Span,
+}
+
+/// A write to a passive variable: `dst = value` or `dst op= value`.
+#[derive(Clone, Debug)]
+pub struct PassiveAssign {
+    pub dst: VarId,
+    /// `+=`, `-=`, ... ; `None` for a plain assignment.
+    pub op: Option<TokenStream>,
+    pub value: Passive,
+    pub write: Write,
+    pub ctx: Ctx,
+}
+
+#[derive(Clone, Debug)]
+pub struct If {
+    pub site: SiteId,
+    pub cond: Passive,
+    pub then: Block,
+    pub els: Block,
+    pub ctx: Ctx,
+}
+
+#[derive(Clone, Debug)]
+pub enum LoopKind {
+    /// `for binding in iter`; `binding` is `None` for `_`.
+    For {
+        binding: Option<VarId>,
+        iter: Passive,
+    },
+    While {
+        cond: Passive,
+    },
+    Infinite,
+}
+
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub site: SiteId,
+    pub kind: LoopKind,
+    pub body: Block,
+    pub ctx: Ctx,
+}
+
+impl Loop {
+    /// The context of the loop's body.
+    pub fn body_ctx(&self) -> Ctx {
+        Ctx {
+            nested: true,
+            loop_depth: self.ctx.loop_depth + 1,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Break,
+    Continue,
+    Return,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Step(Step),
+    Assign(PassiveAssign),
+    /// A passive statement kept verbatim (a nested item, a passive call), with
+    /// the variables it reads.
+    Verbatim(TokenStream, Vec<VarId>),
+    /// `let v;` of a variable assigned later on every path.
+    Declare(VarId),
+    If(If),
+    Loop(Loop),
+    Exit(Exit),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+}
+
+/// The float type the function is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Float {
+    F32,
+    F64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The parameter's name in generated functions.
+    pub ident: Ident,
+    /// The user's type, re-emitted as written.
+    pub ty: TokenStream,
+    /// Set for float parameters that are differentiated.
+    pub var: Option<VarId>,
+}
+
+/// One lowered function.
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub float: Float,
+    pub params: Vec<Param>,
+    pub vars: Vec<Var>,
+    pub body: Block,
+    /// The variable holding the returned value.
+    pub output: VarId,
+    /// `return` occurs somewhere: the forward sweep is a labelled block.
+    pub has_return: bool,
+}
+
+impl Func {
+    pub fn var(&self, id: VarId) -> &Var {
+        &self.vars[id.0]
+    }
+    pub fn is_active(&self, id: VarId) -> bool {
+        self.vars[id.0].kind == VarKind::Active
+    }
+    /// Differentiable parameters, in order.
+    pub fn wrt(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.params.iter().filter_map(|p| p.var)
+    }
+}

@@ -1,0 +1,801 @@
+//! syn → IR: statements, scopes and control flow. Expressions are in
+//! `lower_expr.rs`. Every error is spanned and collected; lowering goes on after
+//! an error so one compile reports as much as possible.
+
+use crate::ctxt::Ctxt;
+use crate::ir::*;
+use crate::names::Names;
+use crate::rename::{self, Resolve};
+use crate::rules::Prim;
+use crate::signature::{ParamKind, Signature_};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::ToTokens;
+use std::collections::{HashMap, HashSet};
+
+/// Is a variable assigned at this point of the program (for `let v;` and writes)?
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Assigned {
+    No,
+    Maybe,
+    Yes,
+}
+
+/// The result of lowering an expression.
+pub(crate) enum Val {
+    /// An active variable.
+    Var(VarId),
+    /// A passive value.
+    Const(Passive),
+    /// A primitive whose destination is not chosen yet.
+    Pending(Prim, Vec<Operand>, Span),
+}
+
+pub(crate) struct Lowerer<'a> {
+    pub(crate) cx: &'a mut Ctxt,
+    pub(crate) names: Names,
+    pub(crate) float: Float,
+    pub(crate) vars: Vec<Var>,
+    /// User spelling of each variable (versions derive their names from it).
+    user_name: Vec<String>,
+    /// Construct block each variable is declared in.
+    var_block: Vec<usize>,
+    /// Declaration ordinal of each user-declared variable.
+    var_decl: Vec<Option<usize>>,
+    pub(crate) assigned: Vec<Assigned>,
+    scopes: Vec<HashMap<String, VarId>>,
+    /// Declarations known to be active (from earlier attempts).
+    promoted: &'a HashSet<usize>,
+    /// Declarations found to need promotion in this attempt.
+    pub(crate) promote: HashSet<usize>,
+    next_decl: usize,
+    pub(crate) ctx: Ctx,
+    block: usize,
+    next_block: usize,
+    loop_depth: usize,
+    pub(crate) cur: Vec<Stmt>,
+    /// The rest of the current block is unreachable.
+    diverged: bool,
+    sites: usize,
+    temps: usize,
+    out: Option<VarId>,
+}
+
+impl Resolve for Lowerer<'_> {
+    fn resolve(&self, name: &str) -> Option<VarId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+    fn ident_of(&self, var: VarId) -> Ident {
+        self.vars[var.0].ident.clone()
+    }
+    fn is_active(&self, var: VarId) -> bool {
+        self.vars[var.0].kind == VarKind::Active
+    }
+}
+
+/// Lowers one function. `promoted` lists `let` declarations that an earlier
+/// attempt found to receive active values; the caller repeats until stable.
+pub(crate) fn lower(
+    f: &syn::ItemFn,
+    sig: &Signature_,
+    promoted: &HashSet<usize>,
+    cx: &mut Ctxt,
+) -> (Option<Func>, HashSet<usize>, Names) {
+    let mut l = Lowerer {
+        cx,
+        names: Names::new(user_idents(f)),
+        float: sig.float,
+        vars: Vec::new(),
+        user_name: Vec::new(),
+        var_block: Vec::new(),
+        var_decl: Vec::new(),
+        assigned: Vec::new(),
+        scopes: vec![HashMap::new()],
+        promoted,
+        promote: HashSet::new(),
+        next_decl: 0,
+        ctx: Ctx::default(),
+        block: 0,
+        next_block: 1,
+        loop_depth: 0,
+        cur: Vec::new(),
+        diverged: false,
+        sites: 0,
+        temps: 0,
+        out: None,
+    };
+    let mut params = Vec::new();
+    for p in &sig.params {
+        let kind = match p.kind {
+            ParamKind::Differentiable => VarKind::Active,
+            _ => VarKind::Passive,
+        };
+        let v = l.declare(&p.ident, kind, p.ident.span());
+        l.assigned[v.0] = Assigned::Yes;
+        params.push(Param {
+            ident: l.vars[v.0].ident.clone(),
+            ty: p.ty.to_token_stream(),
+            var: (p.kind == ParamKind::Differentiable).then_some(v),
+        });
+    }
+    let has_return = contains_return(&f.block);
+    if has_return {
+        let out = l.new_var("out", VarKind::Active, Span::call_site());
+        l.assigned[out.0] = Assigned::No;
+        l.out = Some(out);
+        l.cur.push(Stmt::Declare(out));
+        // The forward sweep becomes a labelled block that `return` leaves, so
+        // whatever the reverse sweep reads must be declared before it.
+        l.ctx.nested = true;
+    }
+    let output = l.function_body(&f.block.stmts);
+    let promote = std::mem::take(&mut l.promote);
+    let names = l.names.clone();
+    let func = output.map(|output| Func {
+        float: sig.float,
+        params,
+        vars: l.vars,
+        body: Block { stmts: l.cur },
+        output,
+        has_return,
+    });
+    (func, promote, names)
+}
+
+/// Every identifier the user wrote: generated names must differ from all of them.
+fn user_idents(f: &syn::ItemFn) -> HashSet<String> {
+    let mut set = HashSet::new();
+    collect_idents(f.to_token_stream(), &mut set);
+    set
+}
+
+fn collect_idents(ts: TokenStream, set: &mut HashSet<String>) {
+    for tt in ts {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                set.insert(i.to_string().trim_start_matches("r#").to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => collect_idents(g.stream(), set),
+            _ => {}
+        }
+    }
+}
+
+fn contains_return(b: &syn::Block) -> bool {
+    use syn::visit::Visit;
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut f = Finder(false);
+    f.visit_block(b);
+    f.0
+}
+
+impl<'a> Lowerer<'a> {
+    pub(crate) fn new_var(&mut self, name: &str, kind: VarKind, span: Span) -> VarId {
+        let ident = self.names.user_var(name);
+        self.push_var(ident, name, kind, span)
+    }
+
+    pub(crate) fn temp(&mut self, span: Span) -> VarId {
+        self.temps += 1;
+        let ident = self.names.fresh(&format!("t{}", self.temps));
+        self.push_var(ident, "t", VarKind::Active, span)
+    }
+
+    fn push_var(&mut self, ident: Ident, name: &str, kind: VarKind, span: Span) -> VarId {
+        let id = VarId(self.vars.len());
+        self.vars.push(Var {
+            ident,
+            kind,
+            decl: self.ctx,
+            reassigned: false,
+            ty: None,
+            span,
+        });
+        self.user_name.push(name.to_string());
+        self.var_block.push(self.block);
+        self.var_decl.push(None);
+        self.assigned.push(Assigned::No);
+        id
+    }
+
+    /// Declares a user variable in the current scope. Its activity is `kind`
+    /// unless an earlier attempt promoted this declaration.
+    fn declare(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
+        let ord = self.next_decl;
+        self.next_decl += 1;
+        let kind = if self.promoted.contains(&ord) {
+            VarKind::Active
+        } else {
+            kind
+        };
+        let id = self.new_var(&name.to_string(), kind, span);
+        self.var_decl[id.0] = Some(ord);
+        self.bind(name, id);
+        id
+    }
+
+    fn bind(&mut self, name: &syn::Ident, id: VarId) {
+        let key = name.to_string();
+        self.scopes.last_mut().expect("a scope").insert(key, id);
+    }
+
+    /// Points `name` at a new version, in the scope that declared it.
+    fn rebind(&mut self, old: VarId, new: VarId) {
+        for scope in self.scopes.iter_mut().rev() {
+            if let Some(slot) = scope.values_mut().find(|v| **v == old) {
+                *slot = new;
+                return;
+            }
+        }
+    }
+
+    fn function_body(&mut self, stmts: &[syn::Stmt]) -> Option<VarId> {
+        let (body, tail) = split_tail(stmts);
+        for s in body {
+            self.stmt(s);
+        }
+        if let Some(out) = self.out {
+            if let Some(tail) = tail {
+                self.assign_expr(out, tail);
+            } else if !self.diverged {
+                self.missing_value(stmts);
+            }
+            return Some(out);
+        }
+        let Some(tail) = tail else {
+            self.missing_value(stmts);
+            return None;
+        };
+        if self.diverged {
+            return None;
+        }
+        match tail {
+            syn::Expr::If(_) | syn::Expr::Block(_) | syn::Expr::Loop(_) => {
+                let out = self.new_var("out", VarKind::Active, Span::call_site());
+                self.cur.push(Stmt::Declare(out));
+                self.assign_expr(out, tail);
+                Some(out)
+            }
+            _ => match self.expr(tail) {
+                Val::Var(v) => Some(v),
+                val => {
+                    let out = self.new_var("out", VarKind::Active, Span::call_site());
+                    self.write(out, val, tail);
+                    Some(out)
+                }
+            },
+        }
+    }
+
+    fn missing_value(&mut self, stmts: &[syn::Stmt]) {
+        let span = stmts
+            .last()
+            .map(|s| syn::spanned::Spanned::span(s))
+            .unwrap_or_else(Span::call_site);
+        self.cx.error_at(
+            span,
+            "the function must end with its value: add a tail expression (without `;`) of type f64",
+        );
+    }
+
+    /// Runs `f` in a nested scope (names declared inside are not visible after).
+    fn scoped<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.scopes.push(HashMap::new());
+        let r = f(self);
+        self.scopes.pop();
+        r
+    }
+
+    /// Lowers a construct's block into its own statement list, in context `ctx`.
+    fn construct_block(
+        &mut self,
+        ctx: Ctx,
+        f: impl FnOnce(&mut Self),
+    ) -> (Block, bool) {
+        let saved_cur = std::mem::take(&mut self.cur);
+        let saved_ctx = std::mem::replace(&mut self.ctx, ctx);
+        let saved_block = self.block;
+        let saved_div = std::mem::replace(&mut self.diverged, false);
+        self.block = self.next_block;
+        self.next_block += 1;
+        self.scoped(f);
+        let diverged = std::mem::replace(&mut self.diverged, saved_div);
+        self.block = saved_block;
+        self.ctx = saved_ctx;
+        let stmts = std::mem::replace(&mut self.cur, saved_cur);
+        (Block { stmts }, diverged)
+    }
+
+    fn stmts(&mut self, stmts: &[syn::Stmt], target: Option<VarId>) {
+        let (body, tail) = split_tail(stmts);
+        for s in body {
+            if self.diverged {
+                return;
+            }
+            self.stmt(s);
+        }
+        if let Some(tail) = tail {
+            if self.diverged {
+                return;
+            }
+            match target {
+                Some(t) => self.assign_expr(t, tail),
+                None => self.expr_stmt(tail),
+            }
+        }
+    }
+
+    pub(crate) fn stmt_public(&mut self, s: &syn::Stmt) {
+        self.stmt(s)
+    }
+
+    pub(crate) fn scoped_block(&mut self, f: impl FnOnce(&mut Self)) {
+        self.scoped(f)
+    }
+
+    pub(crate) fn declare_stmt(&mut self, v: VarId) {
+        self.cur.push(Stmt::Declare(v));
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt) {
+        match s {
+            syn::Stmt::Local(local) => self.local(local),
+            syn::Stmt::Item(item) => self.cur.push(Stmt::Verbatim(item.to_token_stream(), Vec::new())),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e),
+            syn::Stmt::Macro(m) => self.cx.error(
+                m,
+                "macros are not supported in a differentiated function body: write the computation out (assertions and printing belong in the caller)",
+            ),
+        }
+    }
+
+    fn local(&mut self, local: &syn::Local) {
+        let (pat, ty) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let name = match pat {
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => &p.ident,
+            syn::Pat::Wild(_) => {
+                if let Some(init) = &local.init {
+                    self.expr_stmt(&init.expr);
+                }
+                return;
+            }
+            other => {
+                self.cx.error(other, "destructuring `let` patterns are not supported: bind one name per `let`");
+                return;
+            }
+        };
+        let Some(init) = &local.init else {
+            let v = self.declare(name, VarKind::Passive, name.span());
+            self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+            self.cur.push(Stmt::Declare(v));
+            return;
+        };
+        if let Some((else_token, _)) = &init.diverge {
+            self.cx.error(else_token, "`let ... else` is not supported: use `if` instead");
+            return;
+        }
+        let e = &*init.expr;
+        if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_)) && rename::mentions_active(e, self) {
+            let v = self.declare(name, VarKind::Passive, name.span());
+            self.cur.push(Stmt::Declare(v));
+            self.assign_expr(v, e);
+            return;
+        }
+        let val = self.expr(e);
+        let kind = match val {
+            Val::Const(_) => VarKind::Passive,
+            _ => VarKind::Active,
+        };
+        let v = self.declare(name, kind, name.span());
+        self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+        self.write(v, val, e);
+    }
+
+    /// `target = e`, where `e` may be an `if`/block expression whose branches
+    /// each assign `target`.
+    pub(crate) fn assign_expr(&mut self, target: VarId, e: &syn::Expr) {
+        match e {
+            syn::Expr::Paren(p) => self.assign_expr(target, &p.expr),
+            syn::Expr::Group(g) => self.assign_expr(target, &g.expr),
+            syn::Expr::If(i) if rename::mentions_active(e, self) || self.is_active(target) => {
+                self.if_(i, Some(target))
+            }
+            syn::Expr::Block(b) if b.label.is_none() => {
+                self.scoped(|l| l.stmts(&b.block.stmts, Some(target)))
+            }
+            syn::Expr::Return(_)
+            | syn::Expr::Break(_)
+            | syn::Expr::Continue(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::While(_)
+            | syn::Expr::ForLoop(_) => self.expr_stmt(e),
+            _ => {
+                let val = self.expr(e);
+                self.write(target, val, e);
+            }
+        }
+    }
+
+    fn expr_stmt(&mut self, e: &syn::Expr) {
+        match e {
+            syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right, e),
+            syn::Expr::Binary(b) if rename::is_compound_assign(&b.op) => {
+                self.assign(&b.left, Some(&b.op), &b.right, e)
+            }
+            syn::Expr::If(i) => self.if_(i, None),
+            syn::Expr::ForLoop(f) => self.for_(f),
+            syn::Expr::While(w) => self.while_(w),
+            syn::Expr::Loop(l) => self.loop_(l),
+            syn::Expr::Block(b) if b.label.is_none() => {
+                self.scoped(|l| l.stmts(&b.block.stmts, None))
+            }
+            syn::Expr::Paren(p) => self.expr_stmt(&p.expr),
+            syn::Expr::Return(r) => self.return_(r),
+            syn::Expr::Break(b) => self.exit(b.label.as_ref(), b.expr.is_some(), Exit::Break, e),
+            syn::Expr::Continue(c) => self.exit(c.label.as_ref(), false, Exit::Continue, e),
+            _ => {
+                if rename::mentions_active(e, self) {
+                    // Evaluated for nothing: a pure expression has no effect.
+                    let _ = self.expr(e);
+                } else if let Some(p) = self.passive(e) {
+                    let tokens = p.tokens;
+                    self.cur.push(Stmt::Verbatim(quote::quote!(#tokens;), p.reads));
+                }
+            }
+        }
+    }
+
+    fn assign(
+        &mut self,
+        lhs: &syn::Expr,
+        op: Option<&syn::BinOp>,
+        rhs: &syn::Expr,
+        whole: &syn::Expr,
+    ) {
+        let Some(name) = rename::local_name(lhs) else {
+            self.cx.error(lhs, "only local variables can be assigned to in a differentiated function");
+            return;
+        };
+        let Some(v) = self.resolve(&name.to_string()) else {
+            self.cx.error(lhs, format!("`{name}` is not a local variable of this function"));
+            return;
+        };
+        if self.is_active(v) {
+            let val = match op {
+                None => self.expr(rhs),
+                Some(op) => {
+                    let prim = match op {
+                        syn::BinOp::AddAssign(_) => Prim::Add,
+                        syn::BinOp::SubAssign(_) => Prim::Sub,
+                        syn::BinOp::MulAssign(_) => Prim::Mul,
+                        syn::BinOp::DivAssign(_) => Prim::Div,
+                        syn::BinOp::RemAssign(_) => Prim::Rem,
+                        other => {
+                            self.cx.error(other, "this operator is not defined for floats");
+                            return;
+                        }
+                    };
+                    let r = self.expr(rhs);
+                    let r = self.operand(r);
+                    Val::Pending(prim, vec![Operand::Var(v), r], syn::spanned::Spanned::span(whole))
+                }
+            };
+            self.write(v, val, rhs);
+            return;
+        }
+        if rename::mentions_active(rhs, self) {
+            let val = self.expr(rhs);
+            if !matches!(val, Val::Const(_)) {
+                self.promote_var(v);
+                return;
+            }
+        }
+        let Some(value) = self.passive(rhs) else { return };
+        let op = op.map(|o| o.to_token_stream());
+        let write = self.write_kind(v);
+        self.cur.push(Stmt::Assign(PassiveAssign {
+            dst: v,
+            op,
+            value,
+            write,
+            ctx: self.ctx,
+        }));
+    }
+
+    fn promote_var(&mut self, v: VarId) {
+        match self.var_decl[v.0] {
+            Some(ord) => {
+                self.promote.insert(ord);
+            }
+            None => self.cx.error_at(self.vars[v.0].span, "internal: cannot promote this variable"),
+        }
+    }
+
+    /// Classifies a write to `v` here and records it.
+    fn write_kind(&mut self, v: VarId) -> Write {
+        let w = match self.assigned[v.0] {
+            Assigned::No => Write::Def,
+            _ => Write::Overwrite,
+        };
+        if w == Write::Overwrite {
+            self.vars[v.0].reassigned = true;
+        }
+        self.assigned[v.0] = Assigned::Yes;
+        w
+    }
+
+    /// `v = val`. Rewriting an active variable in the block that declared it
+    /// makes a new version (`s_1`) instead, so straight-line code needs no tape.
+    pub(crate) fn write(&mut self, v: VarId, val: Val, e: &syn::Expr) {
+        if !self.is_active(v) {
+            match val {
+                Val::Const(value) => {
+                    let write = self.write_kind(v);
+                    self.cur.push(Stmt::Assign(PassiveAssign {
+                        dst: v,
+                        op: None,
+                        value,
+                        write,
+                        ctx: self.ctx,
+                    }));
+                }
+                _ => self.promote_var(v),
+            }
+            return;
+        }
+        let (prim, args, span) = match val {
+            Val::Pending(p, a, s) => (p, a, s),
+            Val::Var(u) => (Prim::Copy, vec![Operand::Var(u)], syn::spanned::Spanned::span(e)),
+            Val::Const(c) => (Prim::Copy, vec![Operand::Const(c)], syn::spanned::Spanned::span(e)),
+        };
+        let same_block = self.var_block[v.0] == self.block;
+        let dst = if self.assigned[v.0] == Assigned::Yes && same_block {
+            let name = self.user_name[v.0].clone();
+            let span = self.vars[v.0].span;
+            let new = self.new_var(&name, VarKind::Active, span);
+            self.var_decl[new.0] = self.var_decl[v.0];
+            self.rebind(v, new);
+            new
+        } else {
+            v
+        };
+        let write = self.write_kind(dst);
+        self.cur.push(Stmt::Step(Step {
+            dst,
+            prim,
+            args,
+            write,
+            ctx: self.ctx,
+            span,
+        }));
+    }
+
+    /// Materialises a value as an operand, emitting a temporary if needed.
+    pub(crate) fn operand(&mut self, val: Val) -> Operand {
+        match val {
+            Val::Var(v) => Operand::Var(v),
+            Val::Const(c) => Operand::Const(c),
+            Val::Pending(prim, args, span) => {
+                let t = self.temp(span);
+                self.assigned[t.0] = Assigned::Yes;
+                self.cur.push(Stmt::Step(Step {
+                    dst: t,
+                    prim,
+                    args,
+                    write: Write::Def,
+                    ctx: self.ctx,
+                    span,
+                }));
+                Operand::Var(t)
+            }
+        }
+    }
+
+    fn cond(&mut self, e: &syn::Expr) -> Option<Passive> {
+        if let syn::Expr::Let(l) = strip(e) {
+            self.cx.error(l, "`if let` / `while let` are not supported: compare values with `==`, `<`, ...");
+            return None;
+        }
+        match self.expr(e) {
+            Val::Const(c) => Some(c),
+            _ => {
+                self.cx.error(e, "a condition must be a `bool` (e.g. `x > 0.0`), not a float");
+                None
+            }
+        }
+    }
+
+    fn next_site(&mut self) -> SiteId {
+        self.sites += 1;
+        SiteId(self.sites - 1)
+    }
+
+    fn if_(&mut self, i: &syn::ExprIf, target: Option<VarId>) {
+        let cond = self.cond(&i.cond);
+        let site = self.next_site();
+        let ctx = Ctx {
+            nested: true,
+            ..self.ctx
+        };
+        let before = self.assigned.clone();
+        let (then, then_div) = self.construct_block(ctx, |l| l.stmts(&i.then_branch.stmts, target));
+        let after_then = std::mem::replace(&mut self.assigned, before);
+        let (els, els_div) = match &i.else_branch {
+            None => (Block::default(), false),
+            Some((_, e)) => self.construct_block(ctx, |l| match &**e {
+                syn::Expr::If(inner) => l.if_(inner, target),
+                syn::Expr::Block(b) => l.stmts(&b.block.stmts, target),
+                other => l.expr_stmt(other),
+            }),
+        };
+        let after_else = std::mem::take(&mut self.assigned);
+        self.assigned = join(&after_then, then_div, &after_else, els_div);
+        self.diverged |= then_div && els_div;
+        if let Some(cond) = cond {
+            self.cur.push(Stmt::If(If {
+                site,
+                cond,
+                then,
+                els,
+                ctx: self.ctx,
+            }));
+        }
+    }
+
+    fn loop_body(&mut self, label: Option<&syn::Label>, body: &syn::Block, binding: Option<&syn::Pat>) -> (Block, Option<VarId>) {
+        if let Some(label) = label {
+            self.cx.error(label, "labelled loops are not supported: use a `bool` flag, or move the inner loop into its own `#[differentiate]` function");
+        }
+        let ctx = Ctx {
+            nested: true,
+            loop_depth: self.ctx.loop_depth + 1,
+        };
+        let before = self.assigned.clone();
+        self.loop_depth += 1;
+        let mut bound = None;
+        let (block, _) = self.construct_block(ctx, |l| {
+            if let Some(pat) = binding {
+                bound = l.loop_binding(pat);
+            }
+            l.stmts(&body.stmts, None)
+        });
+        self.loop_depth -= 1;
+        // A write in the body may or may not have happened after the loop.
+        let after = std::mem::replace(&mut self.assigned, before);
+        for (i, a) in after.iter().enumerate().take(self.assigned.len()) {
+            if self.assigned[i] == Assigned::No && *a != Assigned::No {
+                self.assigned[i] = Assigned::Maybe;
+            }
+        }
+        self.assigned.extend_from_slice(&after[self.assigned.len()..]);
+        self.diverged = false;
+        (block, bound)
+    }
+
+    fn loop_binding(&mut self, pat: &syn::Pat) -> Option<VarId> {
+        match pat {
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                let v = self.declare(&p.ident, VarKind::Passive, p.ident.span());
+                self.assigned[v.0] = Assigned::Yes;
+                Some(v)
+            }
+            syn::Pat::Wild(_) => None,
+            other => {
+                self.cx.error(other, "this loop pattern is not supported: loop over an integer range with a plain name, `for i in 0..n`");
+                None
+            }
+        }
+    }
+
+    fn for_(&mut self, f: &syn::ExprForLoop) {
+        let iter = if rename::mentions_active(&f.expr, self) {
+            self.cx.error(&f.expr, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`); the range cannot depend on a differentiated value");
+            None
+        } else {
+            self.passive(&f.expr)
+        };
+        let site = self.next_site();
+        let (body, binding) = self.loop_body(f.label.as_ref(), &f.body, Some(&f.pat));
+        if let Some(iter) = iter {
+            self.cur.push(Stmt::Loop(Loop {
+                site,
+                kind: LoopKind::For { binding, iter },
+                body,
+                ctx: self.ctx,
+            }));
+        }
+    }
+
+    fn while_(&mut self, w: &syn::ExprWhile) {
+        let site = self.next_site();
+        let cond = self.cond(&w.cond);
+        let (body, _) = self.loop_body(w.label.as_ref(), &w.body, None);
+        if let Some(cond) = cond {
+            self.cur.push(Stmt::Loop(Loop {
+                site,
+                kind: LoopKind::While { cond },
+                body,
+                ctx: self.ctx,
+            }));
+        }
+    }
+
+    fn loop_(&mut self, l: &syn::ExprLoop) {
+        let site = self.next_site();
+        let (body, _) = self.loop_body(l.label.as_ref(), &l.body, None);
+        self.cur.push(Stmt::Loop(Loop {
+            site,
+            kind: LoopKind::Infinite,
+            body,
+            ctx: self.ctx,
+        }));
+    }
+
+    fn return_(&mut self, r: &syn::ExprReturn) {
+        let (Some(e), Some(out)) = (&r.expr, self.out) else {
+            self.cx.error(r, "`return` needs a value: `return <f64 expression>;`");
+            return;
+        };
+        self.assign_expr(out, e);
+        self.cur.push(Stmt::Exit(Exit::Return));
+        self.diverged = true;
+    }
+
+    fn exit(&mut self, label: Option<&syn::Lifetime>, has_value: bool, kind: Exit, e: &syn::Expr) {
+        if let Some(label) = label {
+            self.cx.error(label, "labelled `break`/`continue` are not supported: use a `bool` flag checked by the outer loop");
+            return;
+        }
+        if has_value {
+            self.cx.error(e, "`break` with a value is not supported: assign the value to a variable declared before the loop, then `break`");
+            return;
+        }
+        if self.loop_depth == 0 {
+            self.cx.error(e, "`break`/`continue` outside of a loop");
+            return;
+        }
+        self.cur.push(Stmt::Exit(kind));
+        self.diverged = true;
+    }
+}
+
+fn join(a: &[Assigned], a_div: bool, b: &[Assigned], b_div: bool) -> Vec<Assigned> {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let x = a.get(i).copied().unwrap_or(Assigned::No);
+            let y = b.get(i).copied().unwrap_or(Assigned::No);
+            match (a_div, b_div) {
+                (true, false) => y,
+                (false, true) => x,
+                _ if x == y => x,
+                _ => Assigned::Maybe,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        _ => e,
+    }
+}
+
+/// Splits off the tail expression (the last statement, without `;`).
+fn split_tail(stmts: &[syn::Stmt]) -> (&[syn::Stmt], Option<&syn::Expr>) {
+    match stmts.last() {
+        Some(syn::Stmt::Expr(e, None)) => (&stmts[..stmts.len() - 1], Some(e)),
+        _ => (stmts, None),
+    }
+}

@@ -1,0 +1,246 @@
+//! syn → IR for expressions: arithmetic and method calls on active values
+//! become primitive steps; everything that does not depend on an active value is
+//! kept verbatim as passive code.
+
+use crate::ir::{Float, Operand, Passive};
+use crate::lower::{Lowerer, Val};
+use crate::rename::{self, Resolve};
+use crate::rules::Prim;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, UnOp};
+
+/// Float methods whose result carries no derivative (it is not a float, or it
+/// is piecewise constant by nature): allowed on active values, evaluated passively.
+const PASSIVE_METHODS: &[&str] = &[
+    "is_nan",
+    "is_infinite",
+    "is_finite",
+    "is_normal",
+    "is_subnormal",
+    "is_sign_positive",
+    "is_sign_negative",
+    "classify",
+    "to_bits",
+    "partial_cmp",
+    "total_cmp",
+];
+
+impl Lowerer<'_> {
+    /// Passive code as written, locals renamed; reports forbidden syntax.
+    pub(crate) fn passive(&mut self, e: &Expr) -> Option<Passive> {
+        let bad = rename::forbidden(e);
+        if !bad.is_empty() {
+            for (tokens, msg) in bad {
+                self.cx.error(tokens, msg);
+            }
+            return None;
+        }
+        let (renamed, reads) = rename::rename(e, self);
+        Some(Passive {
+            tokens: renamed.to_token_stream(),
+            primary: rename::is_primary(e),
+            reads,
+        })
+    }
+
+    fn passive_val(&mut self, e: &Expr) -> Val {
+        match self.passive(e) {
+            Some(p) => Val::Const(p),
+            None => Val::Const(Passive {
+                tokens: quote::quote!(0.0),
+                primary: true,
+                reads: Vec::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn expr(&mut self, e: &Expr) -> Val {
+        if !rename::mentions_active(e, self) {
+            return self.passive_val(e);
+        }
+        match e {
+            Expr::Path(_) => {
+                let name = rename::local_name(e).map(|i| i.to_string());
+                match name.and_then(|n| self.resolve(&n)) {
+                    Some(v) => Val::Var(v),
+                    None => self.passive_val(e),
+                }
+            }
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Unary(u) => match u.op {
+                UnOp::Neg(_) => {
+                    let a = self.expr(&u.expr);
+                    let a = self.operand(a);
+                    Val::Pending(Prim::Neg, vec![a], e.span())
+                }
+                UnOp::Not(_) => self.passive_val(e),
+                _ => self.unsupported(e, "dereferencing is not supported: parameters are passed by value (`x: f64`)"),
+            },
+            Expr::Binary(b) => self.binary(b, e),
+            Expr::Cast(c) => self.cast(c, e),
+            Expr::MethodCall(m) => self.method_call(m, e),
+            Expr::Call(c) => self.call(c, e),
+            Expr::Block(b) if b.label.is_none() => {
+                let mut result = None;
+                self.scoped_block(|l| {
+                    let (body, tail) = match b.block.stmts.split_last() {
+                        Some((syn::Stmt::Expr(t, None), body)) => (body, Some(t)),
+                        _ => (&b.block.stmts[..], None),
+                    };
+                    for s in body {
+                        l.stmt_public(s);
+                    }
+                    result = tail.map(|t| l.expr(t));
+                });
+                result.unwrap_or_else(|| self.unsupported(e, "this block has no value: end it with an expression without `;`"))
+            }
+            Expr::If(_) => {
+                let t = self.temp(e.span());
+                self.declare_stmt(t);
+                self.assign_expr(t, e);
+                Val::Var(t)
+            }
+            Expr::Match(_) => self.unsupported(e, "`match` is not supported on differentiated values: use `if` / `else if` with comparisons"),
+            Expr::Index(_) => self.unsupported(e, "indexing is not supported here: arrays and slices are not differentiable in this position"),
+            Expr::Field(_) | Expr::Struct(_) | Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) => {
+                self.unsupported(e, "structs, tuples and arrays of differentiated values are not supported: use separate `f64` variables")
+            }
+            Expr::Reference(_) => self.unsupported(e, "references to differentiated values are not supported: pass and use the `f64` by value"),
+            Expr::Closure(_) => self.unsupported(e, "closures are not supported in a differentiated function: write the computation inline or in a separate function"),
+            Expr::Macro(_) => self.unsupported(e, "macros are not supported in a differentiated function body: write the expression out"),
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => self.unsupported(e, "a loop has no float value: assign to a variable inside the loop and use it afterwards"),
+            Expr::Assign(_) => self.unsupported(e, "assignment inside an expression is not supported: assign in a statement of its own"),
+            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.unsupported(e, "`return`, `break` and `continue` are not supported inside an expression: use them as statements"),
+            Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks are not supported in a differentiated function"),
+            Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a differentiated function returns a float"),
+            _ => self.unsupported(e, "this expression is not supported in a differentiated function"),
+        }
+    }
+
+    fn unsupported(&mut self, e: &Expr, msg: &str) -> Val {
+        self.cx.error(e, msg);
+        Val::Const(Passive {
+            tokens: quote::quote!(0.0),
+            primary: true,
+            reads: Vec::new(),
+        })
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary, e: &Expr) -> Val {
+        let prim = match b.op {
+            BinOp::Add(_) => Prim::Add,
+            BinOp::Sub(_) => Prim::Sub,
+            BinOp::Mul(_) => Prim::Mul,
+            BinOp::Div(_) => Prim::Div,
+            BinOp::Rem(_) => Prim::Rem,
+            BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::And(_) | BinOp::Or(_) => {
+                // A comparison has no derivative: evaluate it on the primal values.
+                return self.passive_val(e);
+            }
+            op if rename::is_compound_assign(&op) => {
+                return self.unsupported(e, "compound assignment inside an expression is not supported: assign in a statement of its own")
+            }
+            _ => return self.unsupported(e, "bitwise operators are not defined for floats"),
+        };
+        let l = self.expr(&b.left);
+        let l = self.operand(l);
+        let r = self.expr(&b.right);
+        let r = self.operand(r);
+        Val::Pending(prim, vec![l, r], b.op.span())
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast, e: &Expr) -> Val {
+        let target = match &*c.ty {
+            syn::Type::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let own = match self.float {
+            Float::F64 => "f64",
+            Float::F32 => "f32",
+        };
+        match target.as_deref() {
+            Some(t) if t == own => self.expr(&c.expr),
+            Some("f64" | "f32") => self.unsupported(e, format!("casting a differentiated value to another float type is not supported: this function computes in `{own}`").as_str()),
+            // A float-to-integer cast is piecewise constant: derivative 0.
+            _ => self.passive_val(e),
+        }
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall, e: &Expr) -> Val {
+        let name = m.method.to_string();
+        if PASSIVE_METHODS.contains(&name.as_str()) {
+            return self.passive_val(e);
+        }
+        if m.turbofish.is_some() {
+            return self.unsupported(e, "turbofish method calls are not supported on differentiated values");
+        }
+        let Some(prim) = Prim::from_method(&name) else {
+            self.cx.error(&m.method, format!("`{name}` is not a differentiable float method; supported: {}", supported_methods()));
+            return self.passive_val_silent();
+        };
+        let args: Vec<&Expr> = std::iter::once(&*m.receiver).chain(m.args.iter()).collect();
+        self.prim_call(prim, &args, m.method.span(), e)
+    }
+
+    fn call(&mut self, c: &syn::ExprCall, e: &Expr) -> Val {
+        // `f64::sin(x)`: the path form of a method.
+        if let Expr::Path(p) = &*c.func {
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if p.qself.is_none() && segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
+                if let Some(prim) = Prim::from_method(&segs[1]) {
+                    let args: Vec<&Expr> = c.args.iter().collect();
+                    return self.prim_call(prim, &args, p.path.segments[1].ident.span(), e);
+                }
+                if PASSIVE_METHODS.contains(&segs[1].as_str()) {
+                    return self.passive_val(e);
+                }
+                self.cx.error(&c.func, format!("`{}` is not a differentiable float function; supported: {}", segs.join("::"), supported_methods()));
+                return self.passive_val_silent();
+            }
+        }
+        self.cx.error(
+            &c.func,
+            format!(
+                "cannot differentiate through a call to `{}`: its argument depends on a differentiated value. \
+                 Inline the computation, or call it only with constant arguments",
+                c.func.to_token_stream()
+            ),
+        );
+        self.passive_val_silent()
+    }
+
+    fn prim_call(&mut self, prim: Prim, args: &[&Expr], span: proc_macro2::Span, e: &Expr) -> Val {
+        if args.len() != prim.arity() {
+            let name = prim.method().unwrap_or("?");
+            self.cx.error(e, format!("`{name}` takes {} argument(s) besides the receiver, {} given", prim.arity() - 1, args.len().saturating_sub(1)));
+            return self.passive_val_silent();
+        }
+        let mut ops: Vec<Operand> = Vec::with_capacity(args.len());
+        for a in args {
+            let v = self.expr(a);
+            ops.push(self.operand(v));
+        }
+        if prim == Prim::Powi && matches!(ops.get(1), Some(Operand::Var(_))) {
+            self.cx.error(args[1], "the exponent of `powi` must be an integer; use `powf` for a float exponent");
+        }
+        Val::Pending(prim, ops, span)
+    }
+
+    fn passive_val_silent(&mut self) -> Val {
+        Val::Const(Passive {
+            tokens: quote::quote!(0.0),
+            primary: true,
+            reads: Vec::new(),
+        })
+    }
+}
+
+fn supported_methods() -> String {
+    crate::rules::ALL
+        .iter()
+        .filter_map(|p| p.method())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,70 @@
+//! Every generated name comes from here. Names derive from the user's (`d_q`,
+//! `s_1`, `tape_s`) and are textually distinct from every identifier in the
+//! user's function, so `cargo expand` output is unambiguous; they are also
+//! created with `Span::mixed_site()`, so hygiene keeps them apart even where
+//! text alone would not (a user parameter called `d_x` cannot capture them).
+
+use proc_macro2::{Ident, Span};
+use std::collections::HashSet;
+
+#[derive(Clone)]
+pub struct Names {
+    /// Identifiers written by the user anywhere in the function.
+    user: HashSet<String>,
+    /// Identifiers handed out so far.
+    used: HashSet<String>,
+}
+
+impl Names {
+    pub fn new(user: HashSet<String>) -> Self {
+        Names {
+            user,
+            used: HashSet::new(),
+        }
+    }
+
+    /// A name for one of the user's own variables: the user's spelling the first
+    /// time, a fresh variant (`s_1`) for later versions of it.
+    pub fn user_var(&mut self, name: &str) -> Ident {
+        let base = strip_raw(name);
+        if !self.used.contains(base) && !is_keyword(base) {
+            self.used.insert(base.to_string());
+            return ident(base);
+        }
+        self.fresh(base)
+    }
+
+    /// A name that nobody has used: `base`, else `base_1`, `base_2`, ...
+    pub fn fresh(&mut self, base: &str) -> Ident {
+        let base = strip_raw(base);
+        let mut candidate = base.to_string();
+        let mut n = 0usize;
+        while candidate.is_empty()
+            || is_keyword(&candidate)
+            || self.user.contains(&candidate)
+            || self.used.contains(&candidate)
+        {
+            n += 1;
+            candidate = format!("{base}_{n}");
+        }
+        self.used.insert(candidate.clone());
+        ident(&candidate)
+    }
+
+    /// The adjoint of a variable: `d_<name>`.
+    pub fn adjoint(&mut self, of: &Ident) -> Ident {
+        self.fresh(&format!("d_{}", strip_raw(&of.to_string())))
+    }
+}
+
+fn strip_raw(name: &str) -> &str {
+    name.strip_prefix("r#").unwrap_or(name)
+}
+
+fn is_keyword(name: &str) -> bool {
+    syn::parse_str::<Ident>(name).is_err()
+}
+
+fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}

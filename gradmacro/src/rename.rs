@@ -1,0 +1,151 @@
+//! Passive code is kept as the user wrote it, with local variables renamed to
+//! their generated names. This module does that renaming and the checks that
+//! make it safe.
+
+use crate::ir::VarId;
+use proc_macro2::Ident;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::Expr;
+
+/// Resolves a user identifier to a variable, if it names a local.
+pub trait Resolve {
+    fn resolve(&self, name: &str) -> Option<VarId>;
+    fn ident_of(&self, var: VarId) -> Ident;
+    fn is_active(&self, var: VarId) -> bool;
+}
+
+/// The single identifier of a plain path expression (`x`), if that is what `e` is.
+pub fn local_name(e: &Expr) -> Option<&syn::Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident(),
+        Expr::Paren(p) => local_name(&p.expr),
+        Expr::Group(g) => local_name(&g.expr),
+        _ => None,
+    }
+}
+
+/// Does `e` read any active variable?
+pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
+    struct Finder<'a> {
+        r: &'a dyn Resolve,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(id) = p.path.get_ident() {
+                if let Some(v) = self.r.resolve(&id.to_string()) {
+                    self.found |= self.r.is_active(v);
+                }
+            }
+        }
+        // A nested item cannot see the function's locals.
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut f = Finder { r, found: false };
+    f.visit_expr(e);
+    f.found
+}
+
+/// A copy of `e` with every local renamed; returns it with the variables it reads.
+pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
+    struct Renamer<'a> {
+        r: &'a dyn Resolve,
+        reads: Vec<VarId>,
+    }
+    impl VisitMut for Renamer<'_> {
+        fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+            if p.qself.is_some() {
+                return;
+            }
+            let Some(id) = p.path.get_ident() else { return };
+            if let Some(v) = self.r.resolve(&id.to_string()) {
+                let new = self.r.ident_of(v);
+                let new = Ident::new(&new.to_string(), new.span().located_at(id.span()));
+                p.path.segments[0].ident = new;
+                if !self.reads.contains(&v) {
+                    self.reads.push(v);
+                }
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut e = e.clone();
+    let mut rn = Renamer { r, reads: Vec::new() };
+    rn.visit_expr_mut(&mut e);
+    (e, rn.reads)
+}
+
+/// Syntax that passive code may not contain, found anywhere in `e`: returns the
+/// offending node and what to say about it.
+pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
+    struct Finder {
+        found: Vec<(proc_macro2::TokenStream, &'static str)>,
+    }
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let msg = match e {
+                Expr::Closure(_) => Some("closures are not supported in a differentiated function: write the computation inline or in a separate function"),
+                Expr::Macro(_) => Some("macros are not supported in a differentiated function body: write the expression out"),
+                Expr::Async(_) | Expr::Await(_) => Some("`async`/`.await` are not supported in a differentiated function"),
+                Expr::Unsafe(_) => Some("`unsafe` blocks are not supported in a differentiated function"),
+                Expr::Try(_) | Expr::TryBlock(_) => Some("the `?` operator is not supported: a differentiated function returns a float, not a `Result`"),
+                Expr::Yield(_) => Some("`yield` is not supported"),
+                Expr::Assign(_) => Some("assignment inside an expression is not supported: assign in a statement of its own"),
+                Expr::Binary(b) if is_compound_assign(&b.op) => Some("compound assignment inside an expression is not supported: assign in a statement of its own"),
+                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => Some("`return`, `break` and `continue` are not supported inside this expression: use them as statements"),
+                Expr::Block(_) | Expr::If(_) | Expr::Match(_) | Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) | Expr::Let(_) => None,
+                _ => None,
+            };
+            if let Some(msg) = msg {
+                self.found.push((quote::ToTokens::to_token_stream(e), msg));
+                return;
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
+            self.found.push((
+                quote::ToTokens::to_token_stream(m),
+                "macros are not supported in a differentiated function body: write the expression out",
+            ));
+        }
+    }
+    let mut f = Finder { found: Vec::new() };
+    f.visit_expr(e);
+    f.found
+}
+
+pub fn is_compound_assign(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// Needs no parentheses as an operand or a method receiver.
+pub fn is_primary(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_)
+        | Expr::Path(_)
+        | Expr::Paren(_)
+        | Expr::MethodCall(_)
+        | Expr::Call(_)
+        | Expr::Field(_)
+        | Expr::Index(_)
+        | Expr::Tuple(_)
+        | Expr::Array(_) => true,
+        Expr::Group(g) => is_primary(&g.expr),
+        _ => false,
+    }
+}

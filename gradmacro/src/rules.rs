@@ -1,0 +1,301 @@
+//! THE derivative table. Every primitive's name, arity, forward evaluation and
+//! partial derivatives live here, as exhaustive `match`es over [`Prim`], so the
+//! compiler checks that a new primitive is complete. Both sweeps read only this.
+//!
+//! Adding a primitive: one variant, one row in each `match` below.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prim {
+    Copy,
+    Neg,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Exp,
+    Exp2,
+    ExpM1,
+    Ln,
+    Ln1p,
+    Log,
+    Log2,
+    Log10,
+    Sqrt,
+    Cbrt,
+    Powi,
+    Powf,
+    Hypot,
+    Abs,
+    Recip,
+    MulAdd,
+    Max,
+    Min,
+    Clamp,
+    Signum,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Fract,
+    ToDegrees,
+    ToRadians,
+}
+
+use Prim::*;
+
+/// Every primitive, for name lookup.
+pub const ALL: &[Prim] = &[
+    Copy, Neg, Add, Sub, Mul, Div, Rem, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Sinh, Cosh, Tanh,
+    Asinh, Acosh, Atanh, Exp, Exp2, ExpM1, Ln, Ln1p, Log, Log2, Log10, Sqrt, Cbrt, Powi, Powf,
+    Hypot, Abs, Recip, MulAdd, Max, Min, Clamp, Signum, Floor, Ceil, Round, Trunc, Fract,
+    ToDegrees, ToRadians,
+];
+
+/// How one partial derivative multiplies the output's adjoint into an input's.
+#[derive(Clone, Debug)]
+pub enum Partial {
+    /// Contributes nothing (piecewise-constant functions, integer exponents).
+    Zero,
+    /// `d_arg += d_out` (or `-=` when `neg`).
+    Unit { neg: bool },
+    /// `d_arg += d_out * expr`.
+    Times { neg: bool, expr: TokenStream },
+    /// `d_arg += d_out / expr`: dividing keeps the rounding of a hand-written rule.
+    Over { neg: bool, expr: TokenStream },
+    /// `if cond { d_arg += d_out; }`: selections such as `max` and `clamp`.
+    When { cond: TokenStream },
+}
+
+fn unit() -> Partial {
+    Partial::Unit { neg: false }
+}
+fn times(expr: TokenStream) -> Partial {
+    Partial::Times { neg: false, expr }
+}
+fn neg_times(expr: TokenStream) -> Partial {
+    Partial::Times { neg: true, expr }
+}
+fn over(expr: TokenStream) -> Partial {
+    Partial::Over { neg: false, expr }
+}
+fn when(cond: TokenStream) -> Partial {
+    Partial::When { cond }
+}
+
+impl Prim {
+    /// The `f64`/`f32` method this primitive is spelled as (`x.sin()`), if any.
+    pub fn method(self) -> Option<&'static str> {
+        Some(match self {
+            Copy | Neg | Add | Sub | Mul | Div | Rem => return None,
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Atan2 => "atan2",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Exp => "exp",
+            Exp2 => "exp2",
+            ExpM1 => "exp_m1",
+            Ln => "ln",
+            Ln1p => "ln_1p",
+            Log => "log",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sqrt => "sqrt",
+            Cbrt => "cbrt",
+            Powi => "powi",
+            Powf => "powf",
+            Hypot => "hypot",
+            Abs => "abs",
+            Recip => "recip",
+            MulAdd => "mul_add",
+            Max => "max",
+            Min => "min",
+            Clamp => "clamp",
+            Signum => "signum",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            Fract => "fract",
+            ToDegrees => "to_degrees",
+            ToRadians => "to_radians",
+        })
+    }
+
+    /// Number of operands, the receiver of a method included.
+    pub fn arity(self) -> usize {
+        match self {
+            Copy | Neg | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Asinh
+            | Acosh | Atanh | Exp | Exp2 | ExpM1 | Ln | Ln1p | Log2 | Log10 | Sqrt | Cbrt | Abs
+            | Recip | Signum | Floor | Ceil | Round | Trunc | Fract | ToDegrees | ToRadians => 1,
+            Add | Sub | Mul | Div | Rem | Atan2 | Log | Powi | Powf | Hypot | Max | Min => 2,
+            MulAdd | Clamp => 3,
+        }
+    }
+
+    pub fn from_method(name: &str) -> Option<Prim> {
+        ALL.iter().copied().find(|p| p.method() == Some(name))
+    }
+
+    /// Forward evaluation, in exactly the operation the user wrote so the value is
+    /// bit-identical. Operands must already be primary expressions.
+    /// `span` is the user's operator, so a type error in generated code points at it.
+    pub fn eval(self, a: &[TokenStream], span: proc_macro2::Span) -> TokenStream {
+        match self {
+            Copy => a[0].clone(),
+            Neg => {
+                let v = &a[0];
+                quote!(-#v)
+            }
+            Add => binop(a, quote_spanned!(span=> +)),
+            Sub => binop(a, quote_spanned!(span=> -)),
+            Mul => binop(a, quote_spanned!(span=> *)),
+            Div => binop(a, quote_spanned!(span=> /)),
+            Rem => binop(a, quote_spanned!(span=> %)),
+            _ => {
+                let name = proc_macro2::Ident::new(self.method().unwrap_or("unreachable"), span);
+                let (recv, rest) = (&a[0], &a[1..]);
+                quote!(#recv.#name(#(#rest),*))
+            }
+        }
+    }
+
+    /// Partial derivatives with respect to each operand, in terms of the
+    /// operands `a`, the output `y` and the float type `t` (`f64` or `f32`).
+    /// Conventions at kinks are written on their rows.
+    pub fn partials(self, a: &[TokenStream], y: &TokenStream, t: &TokenStream) -> Vec<Partial> {
+        let consts = quote!(::core::#t::consts);
+        let x = &a[0];
+        match self {
+            Copy => vec![unit()],
+            Neg => vec![Partial::Unit { neg: true }],
+            Add => vec![unit(), unit()],
+            Sub => vec![unit(), Partial::Unit { neg: true }],
+            Mul => vec![times(a[1].clone()), times(x.clone())],
+            Div => {
+                let b = &a[1];
+                vec![over(b.clone()), neg_times(quote!((#y / #b)))]
+            }
+            // d(a % b)/db = -trunc(a / b), away from the jumps at multiples of b.
+            Rem => {
+                let b = &a[1];
+                vec![unit(), neg_times(quote!((#x / #b).trunc()))]
+            }
+            Sin => vec![times(quote!(#x.cos()))],
+            Cos => vec![neg_times(quote!(#x.sin()))],
+            Tan => vec![times(quote!((1.0 + #y * #y)))],
+            Asin => vec![over(quote!((1.0 - #x * #x).sqrt()))],
+            Acos => vec![Partial::Over {
+                neg: true,
+                expr: quote!((1.0 - #x * #x).sqrt()),
+            }],
+            Atan => vec![over(quote!((1.0 + #x * #x)))],
+            Atan2 => {
+                let b = &a[1];
+                let r2 = quote!((#x * #x + #b * #b));
+                vec![times(quote!((#b / #r2))), neg_times(quote!((#x / #r2)))]
+            }
+            Sinh => vec![times(quote!(#x.cosh()))],
+            Cosh => vec![times(quote!(#x.sinh()))],
+            Tanh => vec![times(quote!((1.0 - #y * #y)))],
+            Asinh => vec![over(quote!((#x * #x + 1.0).sqrt()))],
+            Acosh => vec![over(quote!((#x * #x - 1.0).sqrt()))],
+            Atanh => vec![over(quote!((1.0 - #x * #x)))],
+            Exp => vec![times(y.clone())],
+            Exp2 => vec![times(quote!((#y * #consts::LN_2)))],
+            ExpM1 => vec![times(quote!((#y + 1.0)))],
+            Ln => vec![over(x.clone())],
+            Ln1p => vec![over(quote!((1.0 + #x)))],
+            Log => {
+                let b = &a[1];
+                vec![
+                    over(quote!((#x * #b.ln()))),
+                    neg_times(quote!((#y / (#b * #b.ln())))),
+                ]
+            }
+            Log2 => vec![over(quote!((#x * #consts::LN_2)))],
+            Log10 => vec![over(quote!((#x * #consts::LN_10)))],
+            Sqrt => vec![over(quote!((2.0 * #y)))],
+            Cbrt => vec![over(quote!((3.0 * #y * #y)))],
+            // The exponent is an integer: it has no derivative.
+            Powi => {
+                let n = &a[1];
+                vec![
+                    times(quote!((#n as #t * #x.powi(#n - 1)))),
+                    Partial::Zero,
+                ]
+            }
+            // d/db uses ln(a): NaN for a <= 0 when the exponent is active.
+            Powf => {
+                let b = &a[1];
+                vec![
+                    times(quote!((#b * #x.powf(#b - 1.0)))),
+                    times(quote!((#y * #x.ln()))),
+                ]
+            }
+            Hypot => {
+                let b = &a[1];
+                vec![times(quote!((#x / #y))), times(quote!((#b / #y)))]
+            }
+            // |x|' = 0 at x = 0 (the subgradient nearest zero), sign(x) elsewhere.
+            Abs => vec![times(
+                quote!((if #x > 0.0 { 1.0 } else if #x < 0.0 { -1.0 } else { 0.0 })),
+            )],
+            Recip => vec![neg_times(quote!((#y * #y)))],
+            MulAdd => vec![times(a[1].clone()), times(x.clone()), unit()],
+            // At a tie the whole derivative goes to the receiver (`self`).
+            Max => {
+                let b = &a[1];
+                vec![when(quote!(#x >= #b)), when(quote!(#x < #b))]
+            }
+            Min => {
+                let b = &a[1];
+                vec![when(quote!(#x <= #b)), when(quote!(#x > #b))]
+            }
+            // Inside [lo, hi], bounds included, the derivative goes to `self`.
+            Clamp => {
+                let (lo, hi) = (&a[1], &a[2]);
+                vec![
+                    when(quote!(#x >= #lo && #x <= #hi)),
+                    when(quote!(#x < #lo)),
+                    when(quote!(#x > #hi)),
+                ]
+            }
+            // Piecewise constant: derivative 0 everywhere it exists.
+            Signum | Floor | Ceil | Round | Trunc => vec![Partial::Zero],
+            Fract => vec![unit()],
+            ToDegrees => vec![times(quote!((180.0 / #consts::PI)))],
+            ToRadians => vec![times(quote!((#consts::PI / 180.0)))],
+        }
+    }
+}
+
+fn binop(a: &[TokenStream], op: TokenStream) -> TokenStream {
+    let (l, r) = (&a[0], &a[1]);
+    quote!(#l #op #r)
+}

@@ -1,0 +1,144 @@
+//! Validates the signature and classifies the parameters.
+
+use crate::args::Args;
+use crate::ctxt::Ctxt;
+use crate::ir::Float;
+use quote::ToTokens;
+use syn::{FnArg, Pat, ReturnType, Signature, Type};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ParamKind {
+    /// A float that gets a gradient entry.
+    Differentiable,
+    /// A float excluded by `wrt(...)`.
+    ConstFloat,
+    /// An integer or `bool`.
+    Passive,
+}
+
+pub struct ParamSpec {
+    pub ident: syn::Ident,
+    pub ty: Type,
+    pub kind: ParamKind,
+}
+
+pub struct Signature_ {
+    pub float: Float,
+    pub params: Vec<ParamSpec>,
+}
+
+const INTEGERS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    "bool",
+];
+
+/// `f64`, `f32` or an integer/bool name, seen through groups and parentheses.
+fn simple_type(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Group(g) => simple_type(&g.elem),
+        Type::Paren(p) => simple_type(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let ident = p.path.get_ident()?;
+            Some(ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+fn float_of(name: &str) -> Option<Float> {
+    match name {
+        "f64" => Some(Float::F64),
+        "f32" => Some(Float::F32),
+        _ => None,
+    }
+}
+
+pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> {
+    if let Some(t) = &sig.asyncness {
+        cx.error(t, "`async fn` cannot be differentiated: remove `async`; the gradient of a plain `fn` is computed synchronously");
+    }
+    if let Some(t) = &sig.unsafety {
+        cx.error(t, "`unsafe fn` cannot be differentiated: move the unsafe part into a helper and differentiate a safe `fn`");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error(&sig.generics, "generic functions cannot be differentiated: write the function for `f64` (or `f32`) directly");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error(v, "variadic functions cannot be differentiated");
+    }
+
+    let float = match &sig.output {
+        ReturnType::Type(_, ty) => match simple_type(ty).as_deref().and_then(float_of) {
+            Some(f) => Some(f),
+            None => {
+                cx.error(ty, format!("cannot differentiate a function returning `{}`: the return type must be `f64` or `f32`", ty.to_token_stream()));
+                None
+            }
+        },
+        ReturnType::Default => {
+            cx.error(&sig.ident, "a differentiated function must return `f64` or `f32`: add `-> f64`");
+            None
+        }
+    };
+
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        let pt = match input {
+            FnArg::Receiver(r) => {
+                cx.error(r, "methods taking `self` cannot be differentiated: write a free function taking the fields it needs as parameters");
+                continue;
+            }
+            FnArg::Typed(pt) => pt,
+        };
+        let ident = match &*pt.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+            other => {
+                cx.error(other, "patterns in parameters are not supported: bind the parameter to a plain name (`x: f64`) and destructure it in the body");
+                continue;
+            }
+        };
+        let name = simple_type(&pt.ty);
+        let kind = match name.as_deref() {
+            Some(n) if float_of(n).is_some() => {
+                if float.is_some() && float_of(n) != float {
+                    cx.error(&pt.ty, format!("`{ident}` is `{n}` but the function returns `{}`: use one float type throughout", if float == Some(Float::F64) { "f64" } else { "f32" }));
+                }
+                ParamKind::Differentiable
+            }
+            Some(n) if INTEGERS.contains(&n) => ParamKind::Passive,
+            _ => {
+                cx.error(&pt.ty, format!("parameters of type `{}` are not supported: use `f64`/`f32` for values to differentiate, or an integer or `bool` for constants", pt.ty.to_token_stream()));
+                continue;
+            }
+        };
+        params.push(ParamSpec { ident, ty: (*pt.ty).clone(), kind });
+    }
+
+    if let Some(wrt) = &args.wrt {
+        let mut seen: Vec<&syn::Ident> = Vec::new();
+        for name in wrt {
+            if seen.contains(&name) {
+                cx.error(name, format!("`{name}` is listed twice in `wrt(...)`"));
+                continue;
+            }
+            seen.push(name);
+            match params.iter().find(|p| p.ident == *name) {
+                None => cx.error(name, format!("`wrt({name})` names no parameter of this function")),
+                Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
+                Some(_) => {}
+            }
+        }
+        for p in &mut params {
+            if p.kind == ParamKind::Differentiable && !wrt.contains(&p.ident) {
+                p.kind = ParamKind::ConstFloat;
+            }
+        }
+    }
+    if float.is_some()
+        && !cx.has_errors()
+        && !params.iter().any(|p| p.kind == ParamKind::Differentiable)
+    {
+        cx.error(&sig.ident, "nothing to differentiate: the function has no `f64`/`f32` parameter");
+    }
+    Some(Signature_ { float: float?, params })
+}
