@@ -228,7 +228,14 @@ impl Emitter<'_> {
                 }
             })
             .collect();
-        let out = self.f.var(self.f.output).ident.clone();
+        let mut out = self.f.var(self.f.output).ident.clone();
+        let mut capture = quote!();
+        if self.a.restored[self.f.output.0] {
+            // The reverse sweep rewinds the output variable: keep the value.
+            let value = self.names.fresh("value");
+            capture = quote!(let #value = #out;);
+            out = value;
+        }
         match self.mode {
             Mode::Grad => {
                 let seed_decl = if out_adj {
@@ -240,6 +247,7 @@ impl Emitter<'_> {
                     #vis fn #name(#(#params),*) -> (#ty, #grad_ty) {
                         #hoisted
                         #forward
+                        #capture
                         #seed_decl
                         #reverse
                         (#out, #grad)
