@@ -1,6 +1,6 @@
 //! Data-flow facts both sweeps need: which adjoints carry anything, which
-//! primal values the reverse sweep reads, which forward steps are live, and
-//! which writes must record the value they destroy.
+//! primal values the reverse sweep reads, which forward statements are live,
+//! and which writes must record the value they destroy.
 
 use crate::ir::*;
 use crate::rules::{Partial, Prim};
@@ -72,12 +72,50 @@ pub fn walk<'a>(block: &'a Block, f: &mut impl FnMut(&'a Stmt)) {
     }
 }
 
+/// A statement seen as data flow: `dst` gets a value from `srcs` (operands
+/// whose partial is nonzero). Control flow and passive code are not flows.
+struct Flow<'a> {
+    dst: VarId,
+    srcs: Vec<&'a Operand>,
+}
+
+fn flows(f: &Func) -> Vec<Flow<'_>> {
+    let mut out = Vec::new();
+    walk(&f.body, &mut |s| match s {
+        Stmt::Step(st) => {
+            let uses = partial_uses(st.prim);
+            let srcs = st
+                .args
+                .iter()
+                .zip(&uses)
+                .filter(|(_, u)| u.nonzero)
+                .map(|(a, _)| a)
+                .collect();
+            out.push(Flow { dst: st.dst, srcs });
+        }
+        Stmt::Store(s) => out.push(Flow {
+            dst: s.arr,
+            srcs: vec![&s.value],
+        }),
+        Stmt::Push(p) => out.push(Flow {
+            dst: p.arr,
+            srcs: vec![&p.value],
+        }),
+        Stmt::Reduce(r) => out.push(Flow {
+            dst: r.dst,
+            srcs: Vec::new(),
+        }),
+        _ => {}
+    });
+    out
+}
+
 pub struct Analysis {
     /// The variable's adjoint can be nonzero and reaches a gradient entry.
     pub adj: Vec<bool>,
     /// The reverse sweep reads the variable's primal value.
     pub needed: Vec<bool>,
-    /// Declared inside a construct but read by the reverse sweep: declared at
+    /// Declared inside a construct but used by the reverse sweep: declared at
     /// the top of the function instead.
     pub hoisted: Vec<bool>,
     /// The forward sweep must compute the variable (in `f_grad` / `f_adjoint`).
@@ -87,15 +125,23 @@ pub struct Analysis {
     pub declared: Vec<bool>,
     /// Some write of the variable records the old value.
     pub restored: Vec<bool>,
+    /// A loop binding the reverse sweep rebuilds from the iteration count.
+    pub replayed: Vec<bool>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
 }
 
 impl Analysis {
-    /// Whether the write of `dst` in this context must record the old value.
+    /// Whether this write of `dst` must record the value it destroys.
     pub fn saves(&self, f: &Func, dst: VarId, write: Write) -> bool {
         self.needed[dst.0]
+            && !self.replayed[dst.0]
             && (write == Write::Overwrite || f.var(dst).decl.loop_depth > 0)
+    }
+
+    /// Whether a store into `arr` must record the element it overwrites.
+    pub fn saves_element(&self, arr: VarId) -> bool {
+        self.needed[arr.0]
     }
 
     /// Whether the reverse of overwriting step `st` must clear the adjoint it
@@ -107,24 +153,22 @@ impl Analysis {
 
     fn contributes(&self, st: &Step) -> bool {
         let uses = partial_uses(st.prim);
-        st.args.iter().zip(&uses).any(|(a, u)| {
-            u.nonzero && matches!(a, Operand::Var(v) if self.adj[v.0])
-        })
+        st.args
+            .iter()
+            .zip(&uses)
+            .any(|(a, u)| u.nonzero && a.var().is_some_and(|v| self.adj[v.0]))
     }
 }
 
 pub fn analyze(f: &Func) -> Analysis {
     let n = f.vars.len();
-    let steps: Vec<&Step> = {
-        let mut v = Vec::new();
-        walk(&f.body, &mut |s| {
-            if let Stmt::Step(st) = s {
-                v.push(st);
-            }
-        });
-        v
-    };
-    let uses: Vec<Vec<PartialUse>> = steps.iter().map(|s| partial_uses(s.prim)).collect();
+    let flows = flows(f);
+    let mut reduce_srcs: Vec<(VarId, VarId)> = Vec::new();
+    walk(&f.body, &mut |s| {
+        if let Stmt::Reduce(r) = s {
+            reduce_srcs.push((r.dst, r.arr));
+        }
+    });
 
     // Varied: depends on a differentiated parameter.
     let mut varied = vec![false; n];
@@ -133,15 +177,15 @@ pub fn analyze(f: &Func) -> Analysis {
     }
     fixpoint(|| {
         let mut changed = false;
-        for (s, u) in steps.iter().zip(&uses) {
-            if varied[s.dst.0] {
-                continue;
+        for fl in &flows {
+            if !varied[fl.dst.0] && fl.srcs.iter().any(|a| a.var().is_some_and(|v| varied[v.0])) {
+                varied[fl.dst.0] = true;
+                changed = true;
             }
-            let hit = s.args.iter().zip(u).any(|(a, u)| {
-                u.nonzero && matches!(a, Operand::Var(v) if varied[v.0])
-            });
-            if hit {
-                varied[s.dst.0] = true;
+        }
+        for &(dst, arr) in &reduce_srcs {
+            if !varied[dst.0] && varied[arr.0] {
+                varied[dst.0] = true;
                 changed = true;
             }
         }
@@ -151,50 +195,103 @@ pub fn analyze(f: &Func) -> Analysis {
     let mut useful = vec![false; n];
     useful[f.output.0] = true;
     fixpoint(|| {
+        let mut marks = Vec::new();
+        for fl in &flows {
+            if useful[fl.dst.0] {
+                marks.extend(fl.srcs.iter().filter_map(|a| a.var()));
+            }
+        }
+        for &(dst, arr) in &reduce_srcs {
+            if useful[dst.0] {
+                marks.push(arr);
+            }
+        }
         let mut changed = false;
-        for (s, u) in steps.iter().zip(&uses) {
-            if !useful[s.dst.0] {
-                continue;
-            }
-            for (a, u) in s.args.iter().zip(u) {
-                if let (Operand::Var(v), true) = (a, u.nonzero) {
-                    if !useful[v.0] {
-                        useful[v.0] = true;
-                        changed = true;
-                    }
-                }
-            }
+        for v in marks {
+            changed |= !useful[v.0];
+            useful[v.0] = true;
         }
         changed
     });
     let adj: Vec<bool> = (0..n).map(|i| varied[i] && useful[i]).collect();
 
     let mut needed = vec![false; n];
-    for (s, u) in steps.iter().zip(&uses) {
-        if !adj[s.dst.0] {
-            continue;
-        }
-        for (a, pu) in s.args.iter().zip(u) {
-            let contributes = pu.nonzero && matches!(a, Operand::Var(v) if adj[v.0]);
-            if !contributes {
-                continue;
-            }
-            for &j in &pu.args {
-                match &s.args[j] {
-                    Operand::Var(v) => needed[v.0] = true,
-                    Operand::Const(c) => c.reads.iter().for_each(|v| needed[v.0] = true),
-                }
-            }
-            if pu.out {
-                needed[s.dst.0] = true;
+    let need = |vs: &[VarId], needed: &mut Vec<bool>| vs.iter().for_each(|v| needed[v.0] = true);
+    // Arrays with an adjoint: the reverse sweep sizes it from the array, and
+    // an array created in a loop is restored whole for each iteration.
+    let mut scoped = vec![false; n];
+    for (i, v) in f.vars.iter().enumerate() {
+        if adj[i] && v.shape.is_array() {
+            scoped[i] = true;
+            if v.decl.loop_depth > 0 {
+                needed[i] = true;
             }
         }
     }
+    walk(&f.body, &mut |s| match s {
+        Stmt::Step(st) if adj[st.dst.0] => {
+            let uses = partial_uses(st.prim);
+            for (a, pu) in st.args.iter().zip(&uses) {
+                let contributes = pu.nonzero && a.var().is_some_and(|v| adj[v.0]);
+                if !contributes {
+                    continue;
+                }
+                if let Operand::Elem(_, i) = a {
+                    need(&i.reads, &mut needed);
+                }
+                for &j in &pu.args {
+                    need(&st.args[j].reads(), &mut needed);
+                }
+                if pu.out {
+                    needed[st.dst.0] = true;
+                }
+            }
+        }
+        Stmt::Store(s) if adj[s.arr.0] => {
+            need(&s.index.reads, &mut needed);
+            if let Operand::Elem(b, j) = &s.value {
+                if adj[b.0] {
+                    need(&j.reads, &mut needed);
+                }
+            }
+        }
+        Stmt::Push(p) if adj[p.arr.0] => {
+            if let Operand::Elem(b, j) = &p.value {
+                if adj[b.0] {
+                    need(&j.reads, &mut needed);
+                }
+            }
+        }
+        Stmt::Reduce(r) if adj[r.dst.0] && adj[r.arr.0] && r.op.reads_array() => {
+            needed[r.arr.0] = true;
+        }
+        _ => {}
+    });
+    let mut replayed = vec![false; n];
+    walk(&f.body, &mut |s| {
+        if let Stmt::Loop(Loop {
+            kind:
+                LoopKind::For {
+                    binding: Some(v),
+                    replay: Some(_),
+                    ..
+                },
+            ..
+        }) = s
+        {
+            replayed[v.0] = true;
+        }
+    });
     let hoisted: Vec<bool> = (0..n)
-        .map(|i| needed[i] && f.vars[i].decl.nested && VarId(i) != f.output)
+        .map(|i| {
+            (needed[i] || scoped[i])
+                && !replayed[i]
+                && f.vars[i].decl.nested
+                && VarId(i) != f.output
+        })
         .collect();
-    let live_grad = liveness(f, &needed, true);
-    let live_adjoint = liveness(f, &needed, false);
+    let live_grad = liveness(f, &needed, &scoped, true);
+    let live_adjoint = liveness(f, &needed, &scoped, false);
     let mut declared = vec![false; n];
     walk(&f.body, &mut |s| {
         if let Stmt::Declare(v) = s {
@@ -209,6 +306,7 @@ pub fn analyze(f: &Func) -> Analysis {
         live_adjoint,
         declared,
         restored: vec![false; n],
+        replayed,
         writers: vec![0; n],
     };
     let mut restored = vec![false; n];
@@ -219,9 +317,15 @@ pub fn analyze(f: &Func) -> Analysis {
             writers[st.dst.0] += usize::from(a.contributes(st));
         }
         Stmt::Assign(p) => restored[p.dst.0] |= a.saves(f, p.dst, p.write),
-        Stmt::Loop(Loop { kind: LoopKind::For { binding: Some(v), .. }, .. }) => {
-            restored[v.0] |= a.saves(f, *v, Write::Def)
-        }
+        Stmt::Reduce(r) => restored[r.dst.0] |= a.saves(f, r.dst, r.write),
+        Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves(f, d.dst, d.write),
+        Stmt::Store(s) => restored[s.arr.0] |= a.saves_element(s.arr),
+        Stmt::Loop(Loop {
+            kind: LoopKind::For {
+                binding: Some(v), ..
+            },
+            ..
+        }) => restored[v.0] |= a.saves(f, *v, Write::Def),
         _ => {}
     });
     a.restored = restored;
@@ -235,8 +339,8 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
 
 /// Variables the forward sweep must compute: read by control flow, by passive
 /// statements, by the reverse sweep, or (for `f_grad`) returned.
-fn liveness(f: &Func, needed: &[bool], with_output: bool) -> Vec<bool> {
-    let mut live = needed.to_vec();
+fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Vec<bool> {
+    let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
     if with_output {
         live[f.output.0] = true;
     }
@@ -255,17 +359,19 @@ fn liveness(f: &Func, needed: &[bool], with_output: bool) -> Vec<bool> {
         let mut changed = false;
         walk(&f.body, &mut |s| {
             let (dst, reads): (VarId, Vec<VarId>) = match s {
-                Stmt::Step(st) => (
-                    st.dst,
-                    st.args
-                        .iter()
-                        .flat_map(|a| match a {
-                            Operand::Var(v) => vec![*v],
-                            Operand::Const(c) => c.reads.clone(),
-                        })
+                Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
+                Stmt::Assign(a) => (a.dst, a.value.reads.clone()),
+                Stmt::Store(s) => (
+                    s.arr,
+                    s.value
+                        .reads()
+                        .into_iter()
+                        .chain(s.index.reads.iter().copied())
                         .collect(),
                 ),
-                Stmt::Assign(a) => (a.dst, a.value.reads.clone()),
+                Stmt::Push(p) => (p.arr, p.value.reads()),
+                Stmt::ArrayDef(d) => (d.dst, d.init.reads.clone()),
+                Stmt::Reduce(r) => (r.dst, vec![r.arr]),
                 _ => return,
             };
             if live[dst.0] {

@@ -36,6 +36,9 @@ impl Ctxt {
 
     /// `compile_error!` invocations, one per error, each at its own span.
     pub fn into_compile_errors(self) -> TokenStream {
-        self.errors.iter().map(syn::Error::to_compile_error).collect()
+        self.errors
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }

@@ -74,10 +74,14 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
         crate::ir::Float::F64 => quote!(f64),
         crate::ir::Float::F32 => quote!(f32),
     };
-    let params: Vec<_> = sig.params.iter().map(|p| {
-        let t = &p.ty;
-        quote!(_: #t)
-    }).collect();
+    let params: Vec<_> = sig
+        .params
+        .iter()
+        .map(|p| {
+            let t = &p.ty;
+            quote!(_: #t)
+        })
+        .collect();
     let n = sig
         .params
         .iter()

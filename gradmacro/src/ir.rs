@@ -33,10 +33,24 @@ pub enum VarKind {
     Passive,
 }
 
+/// Whether a variable holds one value or a sequence of them.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    Scalar,
+    /// A `Vec`, slice or array, indexed by `usize`. `len` is `N` for `[T; N]`.
+    Array {
+        len: Option<TokenStream>,
+    },
+}
+
 #[derive(Clone, Debug)]
 pub struct Var {
     pub ident: Ident,
     pub kind: VarKind,
+    pub shape: Shape,
+    /// Bound by a desugared `for x in v.iter()`: the user's code sees a
+    /// reference, so `*x` must read as `x`.
+    pub deref_transparent: bool,
     /// Context of the block that declares it.
     pub decl: Ctx,
     /// Written after its first assignment (needs `let mut`).
@@ -59,6 +73,55 @@ pub struct Passive {
 pub enum Operand {
     Var(VarId),
     Const(Passive),
+    /// `arr[index]` read in place.
+    Elem(VarId, Passive),
+}
+
+/// How a store combines with the element it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreOp {
+    /// `v[i] = value`
+    Set,
+    /// `v[i] += value`
+    Add,
+    /// `v[i] -= value`
+    Sub,
+}
+
+/// A write to one element of an array: `arr[index] op value`.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub arr: VarId,
+    pub index: Passive,
+    pub op: StoreOp,
+    pub value: Operand,
+    pub ctx: Ctx,
+}
+
+/// `arr.push(value)`.
+#[derive(Clone, Debug)]
+pub struct Push {
+    pub arr: VarId,
+    pub value: Operand,
+}
+
+/// A new array: `vec![init; n]`, `[init; N]`, `Vec::with_capacity(n)`, ...
+#[derive(Clone, Debug)]
+pub struct ArrayDef {
+    pub dst: VarId,
+    pub init: Passive,
+    pub write: Write,
+    pub ctx: Ctx,
+}
+
+/// `dst = arr.iter().sum()` and friends.
+#[derive(Clone, Debug)]
+pub struct Reduce {
+    pub dst: VarId,
+    pub arr: VarId,
+    pub op: crate::rules::Reduction,
+    pub write: Write,
+    pub ctx: Ctx,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +169,10 @@ pub enum LoopKind {
     For {
         binding: Option<VarId>,
         iter: Passive,
+        /// When the binding takes consecutive values from a start (or down
+        /// from an end) that cannot change, the reverse sweep rebuilds it from
+        /// the iteration count instead of recording it.
+        replay: Option<Replay>,
     },
     While {
         cond: Passive,
@@ -131,6 +198,15 @@ impl Loop {
     }
 }
 
+/// How the reverse sweep rebuilds a `for` loop's binding.
+#[derive(Clone, Debug)]
+pub enum Replay {
+    /// `start, start + 1, ...`
+    Up(TokenStream),
+    /// `end - 1, end - 2, ...`
+    Down(TokenStream),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     Break,
@@ -142,6 +218,10 @@ pub enum Exit {
 pub enum Stmt {
     Step(Step),
     Assign(PassiveAssign),
+    Store(Store),
+    Push(Push),
+    ArrayDef(ArrayDef),
+    Reduce(Reduce),
     /// A passive statement kept verbatim (a nested item, a passive call), with
     /// the variables it reads.
     Verbatim(TokenStream, Vec<VarId>),
@@ -172,6 +252,9 @@ pub struct Param {
     pub ty: TokenStream,
     /// Set for float parameters that are differentiated.
     pub var: Option<VarId>,
+    /// The parameter's variable, differentiated or not.
+    pub id: VarId,
+    pub shape: Shape,
 }
 
 /// One lowered function.
@@ -185,6 +268,31 @@ pub struct Func {
     pub output: VarId,
     /// `return` occurs somewhere: the forward sweep is a labelled block.
     pub has_return: bool,
+}
+
+impl Shape {
+    pub fn is_array(&self) -> bool {
+        matches!(self, Shape::Array { .. })
+    }
+}
+
+impl Operand {
+    /// The variable whose adjoint receives this operand's contributions.
+    pub fn var(&self) -> Option<VarId> {
+        match self {
+            Operand::Var(v) | Operand::Elem(v, _) => Some(*v),
+            Operand::Const(_) => None,
+        }
+    }
+
+    /// Every variable reading this operand touches: itself, its index, its constant.
+    pub fn reads(&self) -> Vec<VarId> {
+        match self {
+            Operand::Var(v) => vec![*v],
+            Operand::Elem(a, i) => std::iter::once(*a).chain(i.reads.iter().copied()).collect(),
+            Operand::Const(c) => c.reads.clone(),
+        }
+    }
 }
 
 impl Func {

@@ -40,6 +40,7 @@ mod emit;
 mod expand;
 mod ir;
 mod lower;
+mod lower_array;
 mod lower_expr;
 mod names;
 mod rename;

@@ -5,7 +5,7 @@
 use crate::ctxt::Ctxt;
 use crate::ir::*;
 use crate::names::Names;
-use crate::rename::{self, Resolve};
+use crate::rename::{self, Alias, Binding, Resolve};
 use crate::rules::Prim;
 use crate::signature::{ParamKind, Signature_};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -28,6 +28,10 @@ pub(crate) enum Val {
     Const(Passive),
     /// A primitive whose destination is not chosen yet.
     Pending(Prim, Vec<Operand>, Span),
+    /// An element of an array, read in place.
+    Elem(VarId, Passive),
+    /// A reduction of an active array whose destination is not chosen yet.
+    Reduce(VarId, crate::rules::Reduction),
 }
 
 pub(crate) struct Lowerer<'a> {
@@ -42,7 +46,7 @@ pub(crate) struct Lowerer<'a> {
     /// Declaration ordinal of each user-declared variable.
     var_decl: Vec<Option<usize>>,
     pub(crate) assigned: Vec<Assigned>,
-    scopes: Vec<HashMap<String, VarId>>,
+    scopes: Vec<HashMap<String, Binding>>,
     /// Declarations known to be active (from earlier attempts).
     promoted: &'a HashSet<usize>,
     /// Declarations found to need promotion in this attempt.
@@ -58,11 +62,15 @@ pub(crate) struct Lowerer<'a> {
     sites: usize,
     temps: usize,
     out: Option<VarId>,
+    params: Vec<VarId>,
 }
 
 impl Resolve for Lowerer<'_> {
-    fn resolve(&self, name: &str) -> Option<VarId> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+    fn deref_transparent(&self, var: VarId) -> bool {
+        self.vars[var.0].deref_transparent
     }
     fn ident_of(&self, var: VarId) -> Ident {
         self.vars[var.0].ident.clone()
@@ -102,6 +110,7 @@ pub(crate) fn lower(
         sites: 0,
         temps: 0,
         out: None,
+        params: Vec::new(),
     };
     let mut params = Vec::new();
     for p in &sig.params {
@@ -111,10 +120,14 @@ pub(crate) fn lower(
         };
         let v = l.declare(&p.ident, kind, p.ident.span());
         l.assigned[v.0] = Assigned::Yes;
+        l.vars[v.0].shape = p.shape.clone();
+        l.params.push(v);
         params.push(Param {
             ident: l.vars[v.0].ident.clone(),
             ty: p.ty.to_token_stream(),
             var: (p.kind == ParamKind::Differentiable).then_some(v),
+            id: v,
+            shape: p.shape.clone(),
         });
     }
     let has_return = contains_return(&f.block);
@@ -192,6 +205,8 @@ impl<'a> Lowerer<'a> {
         self.vars.push(Var {
             ident,
             kind,
+            shape: Shape::Scalar,
+            deref_transparent: false,
             decl: self.ctx,
             reassigned: false,
             ty: None,
@@ -222,14 +237,28 @@ impl<'a> Lowerer<'a> {
 
     fn bind(&mut self, name: &syn::Ident, id: VarId) {
         let key = name.to_string();
-        self.scopes.last_mut().expect("a scope").insert(key, id);
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .insert(key, Binding::Var(id));
+    }
+
+    pub(crate) fn bind_alias(&mut self, name: &syn::Ident, alias: Alias) {
+        let key = name.to_string();
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .insert(key, Binding::Alias(Box::new(alias)));
     }
 
     /// Points `name` at a new version, in the scope that declared it.
     fn rebind(&mut self, old: VarId, new: VarId) {
         for scope in self.scopes.iter_mut().rev() {
-            if let Some(slot) = scope.values_mut().find(|v| **v == old) {
-                *slot = new;
+            if let Some(slot) = scope
+                .values_mut()
+                .find(|b| matches!(b, Binding::Var(v) if *v == old))
+            {
+                *slot = Binding::Var(new);
                 return;
             }
         }
@@ -276,7 +305,7 @@ impl<'a> Lowerer<'a> {
     fn missing_value(&mut self, stmts: &[syn::Stmt]) {
         let span = stmts
             .last()
-            .map(|s| syn::spanned::Spanned::span(s))
+            .map(syn::spanned::Spanned::span)
             .unwrap_or_else(Span::call_site);
         self.cx.error_at(
             span,
@@ -293,11 +322,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers a construct's block into its own statement list, in context `ctx`.
-    fn construct_block(
-        &mut self,
-        ctx: Ctx,
-        f: impl FnOnce(&mut Self),
-    ) -> (Block, bool) {
+    fn construct_block(&mut self, ctx: Ctx, f: impl FnOnce(&mut Self)) -> (Block, bool) {
         let saved_cur = std::mem::take(&mut self.cur);
         let saved_ctx = std::mem::replace(&mut self.ctx, ctx);
         let saved_block = self.block;
@@ -329,6 +354,48 @@ impl<'a> Lowerer<'a> {
                 None => self.expr_stmt(tail),
             }
         }
+    }
+
+    pub(crate) fn is_param(&self, v: VarId) -> bool {
+        self.params.contains(&v)
+    }
+
+    pub(crate) fn next_site_pub(&mut self) -> SiteId {
+        self.next_site()
+    }
+
+    pub(crate) fn declare_pub(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
+        self.declare(name, kind, span)
+    }
+
+    pub(crate) fn stmts_pub(&mut self, stmts: &[syn::Stmt]) {
+        self.stmts(stmts, None)
+    }
+
+    pub(crate) fn construct_block_pub(
+        &mut self,
+        ctx: Ctx,
+        f: impl FnOnce(&mut Self),
+    ) -> (Block, bool) {
+        self.construct_block(ctx, f)
+    }
+
+    pub(crate) fn enter_loop(&mut self) {
+        self.loop_depth += 1;
+    }
+
+    /// After a loop: a write in its body may or may not have happened.
+    pub(crate) fn leave_loop(&mut self, before: Vec<Assigned>) {
+        self.loop_depth -= 1;
+        let after = std::mem::replace(&mut self.assigned, before);
+        for (i, a) in after.iter().enumerate().take(self.assigned.len()) {
+            if self.assigned[i] == Assigned::No && *a != Assigned::No {
+                self.assigned[i] = Assigned::Maybe;
+            }
+        }
+        self.assigned
+            .extend_from_slice(&after[self.assigned.len()..]);
+        self.diverged = false;
     }
 
     pub(crate) fn stmt_public(&mut self, s: &syn::Stmt) {
@@ -369,7 +436,10 @@ impl<'a> Lowerer<'a> {
                 return;
             }
             other => {
-                self.cx.error(other, "destructuring `let` patterns are not supported: bind one name per `let`");
+                self.cx.error(
+                    other,
+                    "destructuring `let` patterns are not supported: bind one name per `let`",
+                );
                 return;
             }
         };
@@ -380,11 +450,28 @@ impl<'a> Lowerer<'a> {
             return;
         };
         if let Some((else_token, _)) = &init.diverge {
-            self.cx.error(else_token, "`let ... else` is not supported: use `if` instead");
+            self.cx.error(
+                else_token,
+                "`let ... else` is not supported: use `if` instead",
+            );
             return;
         }
         let e = &*init.expr;
-        if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_)) && rename::mentions_active(e, self) {
+        if let Some(a) = self.array_init(e) {
+            let kind = if a.elements.is_empty() {
+                VarKind::Passive
+            } else {
+                VarKind::Active
+            };
+            let v = self.declare(name, kind, name.span());
+            self.vars[v.0].shape = Shape::Array { len: a.len.clone() };
+            self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+            self.array_def(v, a);
+            return;
+        }
+        if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_))
+            && rename::mentions_active(e, self)
+        {
             let v = self.declare(name, VarKind::Passive, name.span());
             self.cur.push(Stmt::Declare(v));
             self.assign_expr(v, e);
@@ -442,13 +529,16 @@ impl<'a> Lowerer<'a> {
             syn::Expr::Return(r) => self.return_(r),
             syn::Expr::Break(b) => self.exit(b.label.as_ref(), b.expr.is_some(), Exit::Break, e),
             syn::Expr::Continue(c) => self.exit(c.label.as_ref(), false, Exit::Continue, e),
+            syn::Expr::MethodCall(m) if self.push(m) => {}
+            syn::Expr::MethodCall(m) if m.method != "push" && self.other_array_method(m) => {}
             _ => {
                 if rename::mentions_active(e, self) {
                     // Evaluated for nothing: a pure expression has no effect.
                     let _ = self.expr(e);
                 } else if let Some(p) = self.passive(e) {
                     let tokens = p.tokens;
-                    self.cur.push(Stmt::Verbatim(quote::quote!(#tokens;), p.reads));
+                    self.cur
+                        .push(Stmt::Verbatim(quote::quote!(#tokens;), p.reads));
                 }
             }
         }
@@ -461,14 +551,25 @@ impl<'a> Lowerer<'a> {
         rhs: &syn::Expr,
         whole: &syn::Expr,
     ) {
+        if let syn::Expr::Index(ix) = strip(lhs) {
+            self.store(ix, op, rhs, whole);
+            return;
+        }
         let Some(name) = rename::local_name(lhs) else {
-            self.cx.error(lhs, "only local variables can be assigned to in a differentiated function");
+            self.cx.error(lhs, "only local variables and array elements can be assigned to in a differentiated function");
             return;
         };
         let Some(v) = self.resolve(&name.to_string()) else {
-            self.cx.error(lhs, format!("`{name}` is not a local variable of this function"));
+            self.cx.error(lhs, format!("`{name}` is not a local variable of this function (loop elements cannot be assigned)"));
             return;
         };
+        if matches!(self.vars[v.0].shape, Shape::Array { .. }) {
+            match (op, self.array_init(rhs)) {
+                (None, Some(a)) if !self.is_param(v) => self.array_def(v, a),
+                _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`) or written element by element"),
+            }
+            return;
+        }
         if self.is_active(v) {
             let val = match op {
                 None => self.expr(rhs),
@@ -480,13 +581,18 @@ impl<'a> Lowerer<'a> {
                         syn::BinOp::DivAssign(_) => Prim::Div,
                         syn::BinOp::RemAssign(_) => Prim::Rem,
                         other => {
-                            self.cx.error(other, "this operator is not defined for floats");
+                            self.cx
+                                .error(other, "this operator is not defined for floats");
                             return;
                         }
                     };
                     let r = self.expr(rhs);
                     let r = self.operand(r);
-                    Val::Pending(prim, vec![Operand::Var(v), r], syn::spanned::Spanned::span(whole))
+                    Val::Pending(
+                        prim,
+                        vec![Operand::Var(v), r],
+                        syn::spanned::Spanned::span(whole),
+                    )
                 }
             };
             self.write(v, val, rhs);
@@ -499,7 +605,9 @@ impl<'a> Lowerer<'a> {
                 return;
             }
         }
-        let Some(value) = self.passive(rhs) else { return };
+        let Some(value) = self.passive(rhs) else {
+            return;
+        };
         let op = op.map(|o| o.to_token_stream());
         let write = self.write_kind(v);
         self.cur.push(Stmt::Assign(PassiveAssign {
@@ -511,17 +619,20 @@ impl<'a> Lowerer<'a> {
         }));
     }
 
-    fn promote_var(&mut self, v: VarId) {
+    pub(crate) fn promote_var(&mut self, v: VarId) {
         match self.var_decl[v.0] {
             Some(ord) => {
                 self.promote.insert(ord);
             }
-            None => self.cx.error_at(self.vars[v.0].span, "internal: cannot promote this variable"),
+            None => self.cx.error_at(
+                self.vars[v.0].span,
+                "internal: cannot promote this variable",
+            ),
         }
     }
 
     /// Classifies a write to `v` here and records it.
-    fn write_kind(&mut self, v: VarId) -> Write {
+    pub(crate) fn write_kind(&mut self, v: VarId) -> Write {
         let w = match self.assigned[v.0] {
             Assigned::No => Write::Def,
             _ => Write::Overwrite,
@@ -552,22 +663,38 @@ impl<'a> Lowerer<'a> {
             }
             return;
         }
+        if let Val::Reduce(arr, op) = val {
+            let dst = self.version_for_write(v);
+            let write = self.write_kind(dst);
+            self.cur.push(Stmt::Reduce(Reduce {
+                dst,
+                arr,
+                op,
+                write,
+                ctx: self.ctx,
+            }));
+            return;
+        }
         let (prim, args, span) = match val {
             Val::Pending(p, a, s) => (p, a, s),
-            Val::Var(u) => (Prim::Copy, vec![Operand::Var(u)], syn::spanned::Spanned::span(e)),
-            Val::Const(c) => (Prim::Copy, vec![Operand::Const(c)], syn::spanned::Spanned::span(e)),
+            Val::Elem(a, i) => (
+                Prim::Copy,
+                vec![Operand::Elem(a, i)],
+                syn::spanned::Spanned::span(e),
+            ),
+            Val::Reduce(..) => unreachable!("handled above"),
+            Val::Var(u) => (
+                Prim::Copy,
+                vec![Operand::Var(u)],
+                syn::spanned::Spanned::span(e),
+            ),
+            Val::Const(c) => (
+                Prim::Copy,
+                vec![Operand::Const(c)],
+                syn::spanned::Spanned::span(e),
+            ),
         };
-        let same_block = self.var_block[v.0] == self.block;
-        let dst = if self.assigned[v.0] == Assigned::Yes && same_block {
-            let name = self.user_name[v.0].clone();
-            let span = self.vars[v.0].span;
-            let new = self.new_var(&name, VarKind::Active, span);
-            self.var_decl[new.0] = self.var_decl[v.0];
-            self.rebind(v, new);
-            new
-        } else {
-            v
-        };
+        let dst = self.version_for_write(v);
         let write = self.write_kind(dst);
         self.cur.push(Stmt::Step(Step {
             dst,
@@ -579,11 +706,40 @@ impl<'a> Lowerer<'a> {
         }));
     }
 
+    /// The variable a write of `v` goes to: a new version (`s_1`) when `v` is
+    /// rewritten in the block that declared it, so straight-line code needs no tape.
+    fn version_for_write(&mut self, v: VarId) -> VarId {
+        let same_block = self.var_block[v.0] == self.block;
+        if self.assigned[v.0] == Assigned::Yes && same_block {
+            let name = self.user_name[v.0].clone();
+            let span = self.vars[v.0].span;
+            let new = self.new_var(&name, VarKind::Active, span);
+            self.var_decl[new.0] = self.var_decl[v.0];
+            self.rebind(v, new);
+            new
+        } else {
+            v
+        }
+    }
+
     /// Materialises a value as an operand, emitting a temporary if needed.
     pub(crate) fn operand(&mut self, val: Val) -> Operand {
         match val {
             Val::Var(v) => Operand::Var(v),
             Val::Const(c) => Operand::Const(c),
+            Val::Elem(a, i) => Operand::Elem(a, i),
+            Val::Reduce(arr, op) => {
+                let t = self.temp(Span::call_site());
+                self.assigned[t.0] = Assigned::Yes;
+                self.cur.push(Stmt::Reduce(Reduce {
+                    dst: t,
+                    arr,
+                    op,
+                    write: Write::Def,
+                    ctx: self.ctx,
+                }));
+                Operand::Var(t)
+            }
             Val::Pending(prim, args, span) => {
                 let t = self.temp(span);
                 self.assigned[t.0] = Assigned::Yes;
@@ -602,13 +758,19 @@ impl<'a> Lowerer<'a> {
 
     fn cond(&mut self, e: &syn::Expr) -> Option<Passive> {
         if let syn::Expr::Let(l) = strip(e) {
-            self.cx.error(l, "`if let` / `while let` are not supported: compare values with `==`, `<`, ...");
+            self.cx.error(
+                l,
+                "`if let` / `while let` are not supported: compare values with `==`, `<`, ...",
+            );
             return None;
         }
         match self.expr(e) {
             Val::Const(c) => Some(c),
             _ => {
-                self.cx.error(e, "a condition must be a `bool` (e.g. `x > 0.0`), not a float");
+                self.cx.error(
+                    e,
+                    "a condition must be a `bool` (e.g. `x > 0.0`), not a float",
+                );
                 None
             }
         }
@@ -628,6 +790,9 @@ impl<'a> Lowerer<'a> {
         };
         let before = self.assigned.clone();
         let (then, then_div) = self.construct_block(ctx, |l| l.stmts(&i.then_branch.stmts, target));
+        let mut before = before;
+        // Variables declared in the `then` branch keep their slots.
+        before.resize(self.assigned.len(), Assigned::No);
         let after_then = std::mem::replace(&mut self.assigned, before);
         let (els, els_div) = match &i.else_branch {
             None => (Block::default(), false),
@@ -651,7 +816,12 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn loop_body(&mut self, label: Option<&syn::Label>, body: &syn::Block, binding: Option<&syn::Pat>) -> (Block, Option<VarId>) {
+    fn loop_body(
+        &mut self,
+        label: Option<&syn::Label>,
+        body: &syn::Block,
+        binding: Option<&syn::Pat>,
+    ) -> (Block, Option<VarId>) {
         if let Some(label) = label {
             self.cx.error(label, "labelled loops are not supported: use a `bool` flag, or move the inner loop into its own `#[differentiate]` function");
         }
@@ -660,7 +830,7 @@ impl<'a> Lowerer<'a> {
             loop_depth: self.ctx.loop_depth + 1,
         };
         let before = self.assigned.clone();
-        self.loop_depth += 1;
+        self.enter_loop();
         let mut bound = None;
         let (block, _) = self.construct_block(ctx, |l| {
             if let Some(pat) = binding {
@@ -668,16 +838,7 @@ impl<'a> Lowerer<'a> {
             }
             l.stmts(&body.stmts, None)
         });
-        self.loop_depth -= 1;
-        // A write in the body may or may not have happened after the loop.
-        let after = std::mem::replace(&mut self.assigned, before);
-        for (i, a) in after.iter().enumerate().take(self.assigned.len()) {
-            if self.assigned[i] == Assigned::No && *a != Assigned::No {
-                self.assigned[i] = Assigned::Maybe;
-            }
-        }
-        self.assigned.extend_from_slice(&after[self.assigned.len()..]);
-        self.diverged = false;
+        self.leave_loop(before);
         (block, bound)
     }
 
@@ -697,6 +858,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn for_(&mut self, f: &syn::ExprForLoop) {
+        if self.array_loop(f) {
+            return;
+        }
         let iter = if rename::mentions_active(&f.expr, self) {
             self.cx.error(&f.expr, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`); the range cannot depend on a differentiated value");
             None
@@ -706,9 +870,17 @@ impl<'a> Lowerer<'a> {
         let site = self.next_site();
         let (body, binding) = self.loop_body(f.label.as_ref(), &f.body, Some(&f.pat));
         if let Some(iter) = iter {
+            let replay = match binding {
+                Some(v) if !self.vars[v.0].reassigned => replay_of(&f.expr),
+                _ => None,
+            };
             self.cur.push(Stmt::Loop(Loop {
                 site,
-                kind: LoopKind::For { binding, iter },
+                kind: LoopKind::For {
+                    binding,
+                    iter,
+                    replay,
+                },
                 body,
                 ctx: self.ctx,
             }));
@@ -742,7 +914,8 @@ impl<'a> Lowerer<'a> {
 
     fn return_(&mut self, r: &syn::ExprReturn) {
         let (Some(e), Some(out)) = (&r.expr, self.out) else {
-            self.cx.error(r, "`return` needs a value: `return <f64 expression>;`");
+            self.cx
+                .error(r, "`return` needs a value: `return <f64 expression>;`");
             return;
         };
         self.assign_expr(out, e);
@@ -768,6 +941,19 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// `a..b` with a literal start counts up from it; nothing else is replayed.
+fn replay_of(e: &syn::Expr) -> Option<Replay> {
+    match strip(e) {
+        syn::Expr::Range(r) => match r.start.as_deref().map(strip) {
+            Some(syn::Expr::Lit(l)) if matches!(l.lit, syn::Lit::Int(_)) => {
+                Some(Replay::Up(l.to_token_stream()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn join(a: &[Assigned], a_div: bool, b: &[Assigned], b_div: bool) -> Vec<Assigned> {
     let n = a.len().max(b.len());
     (0..n)
@@ -782,6 +968,14 @@ fn join(a: &[Assigned], a_div: bool, b: &[Assigned], b_div: bool) -> Vec<Assigne
             }
         })
         .collect()
+}
+
+/// The name a pattern binds, if it is a plain name.
+pub(crate) fn pat_ident(p: &syn::Pat) -> Option<syn::Ident> {
+    match p {
+        syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(i.ident.clone()),
+        _ => None,
+    }
 }
 
 pub(crate) fn strip(e: &syn::Expr) -> &syn::Expr {

@@ -4,7 +4,7 @@
 
 use crate::ir::{Float, Operand, Passive};
 use crate::lower::{Lowerer, Val};
-use crate::rename::{self, Resolve};
+use crate::rename::{self, Binding, Resolve};
 use crate::rules::Prim;
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -24,6 +24,8 @@ const PASSIVE_METHODS: &[&str] = &[
     "to_bits",
     "partial_cmp",
     "total_cmp",
+    "len",
+    "is_empty",
 ];
 
 impl Lowerer<'_> {
@@ -62,8 +64,13 @@ impl Lowerer<'_> {
         match e {
             Expr::Path(_) => {
                 let name = rename::local_name(e).map(|i| i.to_string());
-                match name.and_then(|n| self.resolve(&n)) {
-                    Some(v) => Val::Var(v),
+                match name.and_then(|n| self.lookup(&n)) {
+                    Some(Binding::Var(v)) => Val::Var(v),
+                    Some(Binding::Alias(a)) => match a.operand.clone() {
+                        Operand::Var(v) => Val::Var(v),
+                        Operand::Elem(arr, i) => Val::Elem(arr, i),
+                        Operand::Const(c) => Val::Const(c),
+                    },
                     None => self.passive_val(e),
                 }
             }
@@ -76,7 +83,10 @@ impl Lowerer<'_> {
                     Val::Pending(Prim::Neg, vec![a], e.span())
                 }
                 UnOp::Not(_) => self.passive_val(e),
-                _ => self.unsupported(e, "dereferencing is not supported: parameters are passed by value (`x: f64`)"),
+                UnOp::Deref(_) if rename::local_name(&u.expr).is_some_and(|n| self.transparent(&n.to_string())) => {
+                    self.expr(&u.expr)
+                }
+                _ => self.unsupported(e, "dereferencing is not supported here: parameters are passed by value (`x: f64`)"),
             },
             Expr::Binary(b) => self.binary(b, e),
             Expr::Cast(c) => self.cast(c, e),
@@ -103,7 +113,7 @@ impl Lowerer<'_> {
                 Val::Var(t)
             }
             Expr::Match(_) => self.unsupported(e, "`match` is not supported on differentiated values: use `if` / `else if` with comparisons"),
-            Expr::Index(_) => self.unsupported(e, "indexing is not supported here: arrays and slices are not differentiable in this position"),
+            Expr::Index(ix) => self.index_read(ix, e),
             Expr::Field(_) | Expr::Struct(_) | Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) => {
                 self.unsupported(e, "structs, tuples and arrays of differentiated values are not supported: use separate `f64` variables")
             }
@@ -170,14 +180,26 @@ impl Lowerer<'_> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall, e: &Expr) -> Val {
         let name = m.method.to_string();
+        if let Some(val) = self.reduction(m) {
+            return val;
+        }
         if PASSIVE_METHODS.contains(&name.as_str()) {
             return self.passive_val(e);
         }
         if m.turbofish.is_some() {
-            return self.unsupported(e, "turbofish method calls are not supported on differentiated values");
+            return self.unsupported(
+                e,
+                "turbofish method calls are not supported on differentiated values",
+            );
         }
         let Some(prim) = Prim::from_method(&name) else {
-            self.cx.error(&m.method, format!("`{name}` is not a differentiable float method; supported: {}", supported_methods()));
+            self.cx.error(
+                &m.method,
+                format!(
+                    "`{name}` is not a differentiable float method; supported: {}",
+                    supported_methods()
+                ),
+            );
             return self.passive_val_silent();
         };
         let args: Vec<&Expr> = std::iter::once(&*m.receiver).chain(m.args.iter()).collect();
@@ -187,7 +209,12 @@ impl Lowerer<'_> {
     fn call(&mut self, c: &syn::ExprCall, e: &Expr) -> Val {
         // `f64::sin(x)`: the path form of a method.
         if let Expr::Path(p) = &*c.func {
-            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
             if p.qself.is_none() && segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
                 if let Some(prim) = Prim::from_method(&segs[1]) {
                     let args: Vec<&Expr> = c.args.iter().collect();
@@ -196,7 +223,14 @@ impl Lowerer<'_> {
                 if PASSIVE_METHODS.contains(&segs[1].as_str()) {
                     return self.passive_val(e);
                 }
-                self.cx.error(&c.func, format!("`{}` is not a differentiable float function; supported: {}", segs.join("::"), supported_methods()));
+                self.cx.error(
+                    &c.func,
+                    format!(
+                        "`{}` is not a differentiable float function; supported: {}",
+                        segs.join("::"),
+                        supported_methods()
+                    ),
+                );
                 return self.passive_val_silent();
             }
         }
@@ -214,7 +248,14 @@ impl Lowerer<'_> {
     fn prim_call(&mut self, prim: Prim, args: &[&Expr], span: proc_macro2::Span, e: &Expr) -> Val {
         if args.len() != prim.arity() {
             let name = prim.method().unwrap_or("?");
-            self.cx.error(e, format!("`{name}` takes {} argument(s) besides the receiver, {} given", prim.arity() - 1, args.len().saturating_sub(1)));
+            self.cx.error(
+                e,
+                format!(
+                    "`{name}` takes {} argument(s) besides the receiver, {} given",
+                    prim.arity() - 1,
+                    args.len().saturating_sub(1)
+                ),
+            );
             return self.passive_val_silent();
         }
         let mut ops: Vec<Operand> = Vec::with_capacity(args.len());
@@ -223,7 +264,10 @@ impl Lowerer<'_> {
             ops.push(self.operand(v));
         }
         if prim == Prim::Powi && matches!(ops.get(1), Some(Operand::Var(_))) {
-            self.cx.error(args[1], "the exponent of `powi` must be an integer; use `powf` for a float exponent");
+            self.cx.error(
+                args[1],
+                "the exponent of `powi` must be an integer; use `powf` for a float exponent",
+            );
         }
         Val::Pending(prim, ops, span)
     }

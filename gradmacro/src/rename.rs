@@ -8,11 +8,56 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::Expr;
 
-/// Resolves a user identifier to a variable, if it names a local.
+/// A name bound by a desugared array loop to an element, `x[k]`, rather than
+/// to a variable of its own: uses read the element in place.
+#[derive(Clone)]
+pub struct Alias {
+    pub operand: crate::ir::Operand,
+    /// The element as passive code, locals already renamed.
+    pub expr: Expr,
+    pub reads: Vec<VarId>,
+    pub active: bool,
+    /// The user's code sees a reference: `*x` reads as `x`.
+    pub by_ref: bool,
+}
+
+#[derive(Clone)]
+pub enum Binding {
+    Var(VarId),
+    Alias(Box<Alias>),
+}
+
+/// Resolves a user identifier to what it names, if it is a local.
 pub trait Resolve {
-    fn resolve(&self, name: &str) -> Option<VarId>;
+    fn lookup(&self, name: &str) -> Option<Binding>;
     fn ident_of(&self, var: VarId) -> Ident;
     fn is_active(&self, var: VarId) -> bool;
+    fn deref_transparent(&self, var: VarId) -> bool;
+
+    /// The variable `name` is bound to, if it is a plain variable.
+    fn resolve(&self, name: &str) -> Option<VarId> {
+        match self.lookup(name)? {
+            Binding::Var(v) => Some(v),
+            Binding::Alias(_) => None,
+        }
+    }
+
+    fn binding_is_active(&self, name: &str) -> bool {
+        match self.lookup(name) {
+            Some(Binding::Var(v)) => self.is_active(v),
+            Some(Binding::Alias(a)) => a.active,
+            None => false,
+        }
+    }
+
+    /// `*name` means just `name` here.
+    fn transparent(&self, name: &str) -> bool {
+        match self.lookup(name) {
+            Some(Binding::Var(v)) => self.deref_transparent(v),
+            Some(Binding::Alias(a)) => a.by_ref,
+            None => false,
+        }
+    }
 }
 
 /// The single identifier of a plain path expression (`x`), if that is what `e` is.
@@ -34,9 +79,17 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
     impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             if let Some(id) = p.path.get_ident() {
-                if let Some(v) = self.r.resolve(&id.to_string()) {
-                    self.found |= self.r.is_active(v);
-                }
+                self.found |= self.r.binding_is_active(&id.to_string());
+            }
+        }
+        // The length of an array does not depend on its values.
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let len = matches!(m.method.to_string().as_str(), "len" | "is_empty");
+            if !(len && local_name(&m.receiver).is_some()) {
+                self.visit_expr(&m.receiver);
+            }
+            for a in &m.args {
+                self.visit_expr(a);
             }
         }
         // A nested item cannot see the function's locals.
@@ -53,7 +106,33 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
         r: &'a dyn Resolve,
         reads: Vec<VarId>,
     }
+    impl Renamer<'_> {
+        fn read(&mut self, v: VarId) {
+            if !self.reads.contains(&v) {
+                self.reads.push(v);
+            }
+        }
+    }
     impl VisitMut for Renamer<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let Expr::Unary(u) = e {
+                if let (syn::UnOp::Deref(_), Some(name)) = (&u.op, local_name(&u.expr)) {
+                    if self.r.transparent(&name.to_string()) {
+                        *e = (*u.expr).clone();
+                    }
+                }
+            }
+            if let Some(name) = local_name(e).filter(|_| matches!(e, Expr::Path(_))) {
+                if let Some(Binding::Alias(a)) = self.r.lookup(&name.to_string()) {
+                    for v in &a.reads {
+                        self.read(*v);
+                    }
+                    *e = a.expr.clone();
+                    return;
+                }
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
         fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
             if p.qself.is_some() {
                 return;
@@ -63,15 +142,16 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                 let new = self.r.ident_of(v);
                 let new = Ident::new(&new.to_string(), new.span().located_at(id.span()));
                 p.path.segments[0].ident = new;
-                if !self.reads.contains(&v) {
-                    self.reads.push(v);
-                }
+                self.read(v);
             }
         }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     let mut e = e.clone();
-    let mut rn = Renamer { r, reads: Vec::new() };
+    let mut rn = Renamer {
+        r,
+        reads: Vec::new(),
+    };
     rn.visit_expr_mut(&mut e);
     (e, rn.reads)
 }

@@ -245,10 +245,7 @@ impl Prim {
             // The exponent is an integer: it has no derivative.
             Powi => {
                 let n = &a[1];
-                vec![
-                    times(quote!((#n as #t * #x.powi(#n - 1)))),
-                    Partial::Zero,
-                ]
+                vec![times(quote!((#n as #t * #x.powi(#n - 1)))), Partial::Zero]
             }
             // d/db uses ln(a): NaN for a <= 0 when the exponent is active.
             Powf => {
@@ -291,6 +288,71 @@ impl Prim {
             Fract => vec![unit()],
             ToDegrees => vec![times(quote!((180.0 / #consts::PI)))],
             ToRadians => vec![times(quote!((#consts::PI / 180.0)))],
+        }
+    }
+}
+
+/// Reductions of a whole array to one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    Sum,
+    Product,
+}
+
+impl Reduction {
+    pub fn from_method(name: &str) -> Option<Reduction> {
+        match name {
+            "sum" => Some(Reduction::Sum),
+            "product" => Some(Reduction::Product),
+            _ => None,
+        }
+    }
+
+    /// Whether the pullback reads the array's values.
+    pub fn reads_array(self) -> bool {
+        match self {
+            Reduction::Sum => false,
+            Reduction::Product => true,
+        }
+    }
+
+    /// The user's own iterator call, so the value is bit-identical.
+    pub fn eval(self, arr: &TokenStream, t: &TokenStream) -> TokenStream {
+        match self {
+            Reduction::Sum => quote!(#arr.iter().sum::<#t>()),
+            Reduction::Product => quote!(#arr.iter().product::<#t>()),
+        }
+    }
+
+    /// Adds `seed * d(out)/d(arr[k])` into `d_arr[k]` for every `k`.
+    pub fn pullback(
+        self,
+        arr: &TokenStream,
+        d_arr: &TokenStream,
+        seed: &TokenStream,
+        t: &TokenStream,
+    ) -> TokenStream {
+        match self {
+            Reduction::Sum => quote! {
+                for d in #d_arr.iter_mut() {
+                    *d += #seed;
+                }
+            },
+            // The product of all the other elements, from prefix and suffix
+            // products: exact where an element is zero, unlike `out / x[k]`.
+            Reduction::Product => quote! {
+                {
+                    let mut suffix: ::std::vec::Vec<#t> = ::std::vec![1.0; #arr.len() + 1];
+                    for k in (0..#arr.len()).rev() {
+                        suffix[k] = suffix[k + 1] * #arr[k];
+                    }
+                    let mut prefix: #t = 1.0;
+                    for (k, d) in #d_arr.iter_mut().enumerate() {
+                        *d += #seed * (prefix * suffix[k + 1]);
+                        prefix *= #arr[k];
+                    }
+                }
+            },
         }
     }
 }

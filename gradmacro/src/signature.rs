@@ -2,7 +2,7 @@
 
 use crate::args::Args;
 use crate::ctxt::Ctxt;
-use crate::ir::Float;
+use crate::ir::{Float, Shape};
 use quote::ToTokens;
 use syn::{FnArg, Pat, ReturnType, Signature, Type};
 
@@ -20,6 +20,7 @@ pub struct ParamSpec {
     pub ident: syn::Ident,
     pub ty: Type,
     pub kind: ParamKind,
+    pub shape: Shape,
 }
 
 pub struct Signature_ {
@@ -28,8 +29,7 @@ pub struct Signature_ {
 }
 
 const INTEGERS: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    "bool",
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
 ];
 
 /// `f64`, `f32` or an integer/bool name, seen through groups and parentheses.
@@ -42,6 +42,61 @@ fn simple_type(ty: &Type) -> Option<String> {
             Some(ident.to_string())
         }
         _ => None,
+    }
+}
+
+/// The element type name and shape of `T`, `&[T]`, `&Vec<T>`, `Vec<T>`,
+/// `[T; N]`, `&[T; N]`; `Err` explains a type that is close but unsupported.
+fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
+    if let Some(n) = simple_type(ty) {
+        return Ok(Some((n, Shape::Scalar)));
+    }
+    let (inner, by_ref) = match ty {
+        Type::Reference(r) if r.mutability.is_some() => {
+            return Err("mutable parameters are not supported: a differentiated function cannot write into its inputs; take `&[f64]` and return values instead")
+        }
+        Type::Reference(r) => (&*r.elem, true),
+        other => (other, false),
+    };
+    match inner {
+        Type::Slice(s) if by_ref => {
+            Ok(elem_name(&s.elem)?.map(|n| (n, Shape::Array { len: None })))
+        }
+        Type::Array(a) => Ok(elem_name(&a.elem)?.map(|n| {
+            (
+                n,
+                Shape::Array {
+                    len: Some(a.len.to_token_stream()),
+                },
+            )
+        })),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = match p.path.segments.last() {
+                Some(l) if l.ident == "Vec" => l,
+                _ => return Ok(None),
+            };
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+                    syn::GenericArgument::Type(t) => {
+                        Ok(elem_name(t)?.map(|n| (n, Shape::Array { len: None })))
+                    }
+                    _ => Ok(None),
+                },
+                _ => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+fn elem_name(ty: &Type) -> Result<Option<String>, &'static str> {
+    match simple_type(ty) {
+        Some(n) => Ok(Some(n)),
+        None => match ty {
+            Type::Slice(_) | Type::Array(_) | Type::Reference(_) => Err("arrays of arrays are not supported: flatten them into one slice and index it with `i * cols + j`"),
+            Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec") => Err("arrays of arrays are not supported: flatten them into one slice and index it with `i * cols + j`"),
+            _ => Ok(None),
+        },
     }
 }
 
@@ -76,7 +131,10 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             }
         },
         ReturnType::Default => {
-            cx.error(&sig.ident, "a differentiated function must return `f64` or `f32`: add `-> f64`");
+            cx.error(
+                &sig.ident,
+                "a differentiated function must return `f64` or `f32`: add `-> f64`",
+            );
             None
         }
     };
@@ -97,7 +155,14 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
                 continue;
             }
         };
-        let name = simple_type(&pt.ty);
+        let (name, shape) = match shape_of(&pt.ty) {
+            Ok(Some((n, s))) => (Some(n), s),
+            Ok(None) => (None, Shape::Scalar),
+            Err(msg) => {
+                cx.error(&pt.ty, msg);
+                continue;
+            }
+        };
         let kind = match name.as_deref() {
             Some(n) if float_of(n).is_some() => {
                 if float.is_some() && float_of(n) != float {
@@ -107,11 +172,16 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             }
             Some(n) if INTEGERS.contains(&n) => ParamKind::Passive,
             _ => {
-                cx.error(&pt.ty, format!("parameters of type `{}` are not supported: use `f64`/`f32` for values to differentiate, or an integer or `bool` for constants", pt.ty.to_token_stream()));
+                cx.error(&pt.ty, format!("parameters of type `{}` are not supported: use `f64`/`f32` (or `&[f64]`, `Vec<f64>`, `[f64; N]`) for values to differentiate, or integers and `bool` for constants", pt.ty.to_token_stream()));
                 continue;
             }
         };
-        params.push(ParamSpec { ident, ty: (*pt.ty).clone(), kind });
+        params.push(ParamSpec {
+            ident,
+            ty: (*pt.ty).clone(),
+            kind,
+            shape,
+        });
     }
 
     if let Some(wrt) = &args.wrt {
@@ -138,7 +208,13 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
         && !cx.has_errors()
         && !params.iter().any(|p| p.kind == ParamKind::Differentiable)
     {
-        cx.error(&sig.ident, "nothing to differentiate: the function has no `f64`/`f32` parameter");
+        cx.error(
+            &sig.ident,
+            "nothing to differentiate: the function has no `f64`/`f32` parameter",
+        );
     }
-    Some(Signature_ { float: float?, params })
+    Some(Signature_ {
+        float: float?,
+        params,
+    })
 }

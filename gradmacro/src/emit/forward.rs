@@ -2,7 +2,7 @@
 //! the user's order (so the value is bit-identical), recording along the way
 //! exactly what the reverse sweep asked for.
 
-use super::records::{Store, WriteKey};
+use super::records::{Keep, WriteKey};
 use super::Emitter;
 use crate::ir::*;
 use proc_macro2::TokenStream;
@@ -96,9 +96,82 @@ impl Emitter<'_> {
                 }
             }
             Stmt::Verbatim(ts, _) => ts.clone(),
+            Stmt::Store(st) => {
+                if !self.live(st.arr) {
+                    return quote!();
+                }
+                let arr = self.var(st.arr);
+                let i = st.index.tokens.clone();
+                let save = if self.a.saves_element(st.arr) {
+                    let key = st as *const Store as WriteKey;
+                    self.save_value(st.arr, key, st.ctx, quote!(#arr[#i]))
+                } else {
+                    quote!()
+                };
+                let value = self.operand(&st.value, false);
+                let op = match st.op {
+                    StoreOp::Set => quote!(=),
+                    StoreOp::Add => quote!(+=),
+                    StoreOp::Sub => quote!(-=),
+                };
+                quote!(#save #arr[#i] #op #value;)
+            }
+            Stmt::Push(p) => {
+                if !self.live(p.arr) {
+                    return quote!();
+                }
+                let arr = self.var(p.arr);
+                let value = self.operand(&p.value, false);
+                quote!(#arr.push(#value);)
+            }
+            Stmt::ArrayDef(d) => {
+                if !self.live(d.dst) {
+                    return quote!();
+                }
+                let dst = self.var(d.dst);
+                let init = self.passive(&d.init);
+                if self.declares_here(d.dst, d.write) {
+                    let m = self.let_mut(d.dst);
+                    let annot = match &self.f.var(d.dst).ty {
+                        Some(t) => quote!(: #t),
+                        None if self.f.is_active(d.dst) => {
+                            let ty = &self.ty;
+                            match &self.f.var(d.dst).shape {
+                                Shape::Array { len: Some(n) } => quote!(: [#ty; #n]),
+                                _ => quote!(: ::std::vec::Vec<#ty>),
+                            }
+                        }
+                        None => quote!(),
+                    };
+                    return quote!(let #m #dst #annot = #init;);
+                }
+                if self.a.saves(self.f, d.dst, d.write) {
+                    // The old array moves onto the tape; nothing is copied.
+                    let key = d as *const ArrayDef as WriteKey;
+                    let replaced = quote!(::core::mem::replace(&mut #dst, #init));
+                    return self.save_value(d.dst, key, d.ctx, replaced);
+                }
+                quote!(#dst = #init;)
+            }
+            Stmt::Reduce(r) => {
+                if !self.live(r.dst) {
+                    return quote!();
+                }
+                let save = self.save(r.dst, r as *const Reduce as WriteKey, r.ctx, r.write);
+                let arr = self.var(r.arr);
+                let value = r.op.eval(&quote!(#arr), &self.ty);
+                let dst = self.var(r.dst);
+                if self.declares_here(r.dst, r.write) {
+                    let m = self.let_mut(r.dst);
+                    quote!(#save let #m #dst = #value;)
+                } else {
+                    quote!(#save #dst = #value;)
+                }
+            }
             Stmt::Declare(v) => {
                 let v = *v;
-                if (v == self.f.output && self.f.has_return) || self.a.hoisted[v.0] || !self.live(v) {
+                if (v == self.f.output && self.f.has_return) || self.a.hoisted[v.0] || !self.live(v)
+                {
                     return quote!();
                 }
                 let m = self.let_mut(v);
@@ -122,22 +195,28 @@ impl Emitter<'_> {
 
     /// Records the value about to be overwritten, if the reverse sweep restores it.
     fn save(&mut self, v: VarId, key: WriteKey, ctx: Ctx, write: Write) -> TokenStream {
-        let var = self.f.var(v).ident.clone();
-        if Store::of(ctx) == Store::Tape {
-            if !self.a.saves(self.f, v, write) {
-                return quote!();
-            }
+        if !self.a.saves(self.f, v, write) {
+            return quote!();
+        }
+        let var = self.var(v);
+        self.save_value(v, key, ctx, quote!(#var))
+    }
+
+    /// Records `value` (the old value of `v`, or of one of its elements) where
+    /// the reverse sweep will look for it.
+    fn save_value(&mut self, v: VarId, key: WriteKey, ctx: Ctx, value: TokenStream) -> TokenStream {
+        if Keep::of(ctx) == Keep::Tape {
             let tape = self.value_tape(v);
-            return quote!(#tape.push(#var););
+            return quote!(#tape.push(#value););
         }
         match self.rec.saves.get(&key) {
-            Some((slot, _)) if slot.store == Store::Top => {
+            Some((slot, _)) if slot.store == Keep::Top => {
                 let s = &slot.ident;
-                quote!(let #s = #var;)
+                quote!(let #s = #value;)
             }
             Some((slot, _)) => {
                 let s = &slot.ident;
-                quote!(#s = #var;)
+                quote!(#s = #value;)
             }
             None => quote!(),
         }
@@ -161,7 +240,7 @@ impl Emitter<'_> {
         let slot = &self.rec.exit[&site];
         let i = &slot.ident;
         match slot.store {
-            Store::Tape => quote!(#tokens #i.push(false);),
+            Keep::Tape => quote!(#tokens #i.push(false);),
             _ => tokens,
         }
     }
@@ -171,7 +250,11 @@ impl Emitter<'_> {
             let then = e.fwd_block(&i.then, frames);
             let els = e.fwd_block(&i.els, frames);
             let cond = e.passive(&i.cond);
-            let els = if els.is_empty() { quote!() } else { quote!(else { #els }) };
+            let els = if els.is_empty() {
+                quote!()
+            } else {
+                quote!(else { #els })
+            };
             let Some(slot) = e.rec.branch.get(&i.site) else {
                 if then.is_empty() && els.is_empty() {
                     return quote!();
@@ -180,9 +263,9 @@ impl Emitter<'_> {
             };
             let flag = &slot.ident;
             match slot.store {
-                Store::Top => quote!(let #flag = #cond; if #flag { #then } #els),
-                Store::Once => quote!(#flag = #cond; if #flag { #then } #els),
-                Store::Tape => {
+                Keep::Top => quote!(let #flag = #cond; if #flag { #then } #els),
+                Keep::Once => quote!(#flag = #cond; if #flag { #then } #els),
+                Keep::Tape => {
                     let local = e.names.fresh("took");
                     quote!(let #local = #cond; #flag.push(#local); if #local { #then } #els)
                 }
@@ -201,18 +284,26 @@ impl Emitter<'_> {
                 Some(s) => {
                     let i = &s.ident;
                     match (s.store, &s.counter) {
-                        (Store::Tape, Some(c)) => (
+                        (Keep::Tape, Some(c)) if s.typed => (
                             quote!(let mut #c = 0usize;),
                             quote!(#c += 1;),
                             quote!(#i.push(#c);),
                         ),
-                        (Store::Top, _) => (quote!(let mut #i = 0usize;), quote!(#i += 1;), quote!()),
+                        (Keep::Tape, Some(c)) => (
+                            quote!(let mut #c = 0;),
+                            quote!(#c += 1;),
+                            quote!(#i.push(#c);),
+                        ),
+                        (Keep::Top, _) if s.typed => {
+                            (quote!(let mut #i = 0usize;), quote!(#i += 1;), quote!())
+                        }
+                        (Keep::Top, _) => (quote!(let mut #i = 0;), quote!(#i += 1;), quote!()),
                         _ => (quote!(), quote!(#i += 1;), quote!()),
                     }
                 }
             };
             let header = match &l.kind {
-                LoopKind::For { binding, iter } => {
+                LoopKind::For { binding, iter, .. } => {
                     let iter = e.passive(iter);
                     match binding {
                         Some(v) if e.a.hoisted[v.0] => {
@@ -232,7 +323,7 @@ impl Emitter<'_> {
                                 #after
                             };
                         }
-                        Some(v) if e.live(*v) => {
+                        Some(v) if e.live(*v) && mentions(&body, &e.f.var(*v).ident) => {
                             let var = e.f.var(*v).ident.clone();
                             quote!(for #var in #iter)
                         }
@@ -259,7 +350,7 @@ impl Emitter<'_> {
                 Frame::Loop(_) if exit != Exit::Return => break,
                 Frame::Loop(site) => {
                     if let Some(s) = self.rec.count.get(site) {
-                        if let (Store::Tape, Some(c)) = (s.store, &s.counter) {
+                        if let (Keep::Tape, Some(c)) = (s.store, &s.counter) {
                             let i = &s.ident;
                             actions.extend(quote!(#i.push(#c);));
                         }
@@ -269,7 +360,7 @@ impl Emitter<'_> {
                     let s = &self.rec.exit[site];
                     let i = &s.ident;
                     actions.extend(match s.store {
-                        Store::Tape => quote!(#i.push(true);),
+                        Keep::Tape => quote!(#i.push(true);),
                         _ => quote!(#i = true;),
                     });
                 }
@@ -307,40 +398,75 @@ impl Emitter<'_> {
         for s in self.rec.branch.values() {
             let i = &s.ident;
             match s.store {
-                Store::Once => slots.push((i.to_string(), quote!(let mut #i = false;))),
-                Store::Tape => slots.push((i.to_string(), quote!(let mut #i: ::std::vec::Vec<bool> = ::std::vec::Vec::new();))),
-                Store::Top => {}
+                Keep::Once => slots.push((i.to_string(), quote!(let mut #i = false;))),
+                Keep::Tape => slots.push((
+                    i.to_string(),
+                    quote!(let mut #i: ::std::vec::Vec<bool> = ::std::vec::Vec::new();),
+                )),
+                Keep::Top => {}
             }
         }
-        let counts = self.rec.count.values().map(|s| (s, quote!(0usize), quote!(usize)));
-        let exits = self.rec.exit.values().map(|s| (s, quote!(false), quote!(bool)));
+        let counts = self.rec.count.values().map(|s| {
+            if s.typed {
+                (s, quote!(0usize), quote!(usize))
+            } else {
+                (s, quote!(0), quote!(_))
+            }
+        });
+        let exits = self
+            .rec
+            .exit
+            .values()
+            .map(|s| (s, quote!(false), quote!(bool)));
         for (s, init, elem) in counts.chain(exits) {
             let i = &s.ident;
             match s.store {
-                Store::Once => slots.push((i.to_string(), quote!(let mut #i = #init;))),
-                Store::Tape => slots.push((i.to_string(), quote!(let mut #i: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();))),
-                Store::Top => {}
+                Keep::Once => slots.push((i.to_string(), quote!(let mut #i = #init;))),
+                Keep::Tape => slots.push((
+                    i.to_string(),
+                    quote!(let mut #i: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();),
+                )),
+                Keep::Top => {}
             }
         }
         for (s, v) in self.rec.saves.values() {
-            if s.store != Store::Once {
+            if s.store != Keep::Once {
                 continue;
             }
             let i = &s.ident;
             let var = self.f.var(*v);
-            slots.push((i.to_string(), if var.kind == VarKind::Active {
-                quote!(let mut #i: #ty = 0.0;)
-            } else {
-                quote!(let mut #i = ::core::default::Default::default();)
-            }));
+            slots.push((
+                i.to_string(),
+                if var.kind == VarKind::Active {
+                    quote!(let mut #i: #ty = 0.0;)
+                } else {
+                    quote!(let mut #i = ::core::default::Default::default();)
+                },
+            ));
         }
         for (v, t) in &self.rec.tapes {
-            let elem = if self.f.is_active(*v) { quote!(#ty) } else { quote!(_) };
-            slots.push((t.to_string(), quote!(let mut #t: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();)));
+            let elem = if self.f.is_active(*v) && !self.f.var(*v).shape.is_array() {
+                quote!(#ty)
+            } else {
+                quote!(_)
+            };
+            slots.push((
+                t.to_string(),
+                quote!(let mut #t: ::std::vec::Vec<#elem> = ::std::vec::Vec::new();),
+            ));
         }
         // Hash-map order would make the expansion vary from build to build.
         slots.sort_by(|a, b| a.0.cmp(&b.0));
         out.extend(slots.into_iter().map(|(_, t)| t));
         out
     }
+}
+
+/// Whether `ident` occurs in `tokens`.
+fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(i) => i == *ident,
+        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
 }

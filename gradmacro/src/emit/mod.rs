@@ -1,6 +1,6 @@
 //! IR → Rust. `forward.rs` writes the forward sweep (the user's computation,
 //! recording what the reverse sweep will need), `reverse.rs` the reverse sweep,
-//! this file the two generated functions around them.
+//! this file the generated functions around them.
 
 mod forward;
 mod records;
@@ -9,7 +9,7 @@ mod reverse;
 use crate::analysis::{analyze, Analysis};
 use crate::ir::*;
 use crate::names::Names;
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use records::Records;
 use std::collections::{HashMap, HashSet};
@@ -19,8 +19,10 @@ use std::collections::{HashMap, HashSet};
 pub enum Mode {
     /// `f_grad`: value and gradient, seed 1.
     Grad,
-    /// `f_adjoint`: pullback of a given seed; the value is not returned.
+    /// `f_adjoint`: pullback of a given seed, returned as a fresh gradient.
     Adjoint,
+    /// `f_adjoint_acc`: pullback added into caller-owned buffers.
+    AdjointAcc,
 }
 
 /// State shared by both sweeps of one generated function.
@@ -36,8 +38,8 @@ pub struct Emitter<'a> {
     pub seed: Ident,
     /// Adjoints written after their declaration (need `let mut`).
     pub written: HashSet<VarId>,
-    /// Variables whose name appears in the generated code.
-    pub read: HashSet<VarId>,
+    /// Adjoints that are `&mut` buffers of the caller (`*d_x += ...`).
+    buffers: HashSet<VarId>,
     pub label: syn::Lifetime,
 }
 
@@ -49,7 +51,7 @@ impl<'a> Emitter<'a> {
             Float::F64 => quote!(f64),
             Float::F32 => quote!(f32),
         };
-        Emitter {
+        let mut e = Emitter {
             f,
             a,
             mode,
@@ -59,20 +61,25 @@ impl<'a> Emitter<'a> {
             adjoints: HashMap::new(),
             seed,
             written: HashSet::new(),
-            read: HashSet::new(),
+            buffers: HashSet::new(),
             label: syn::Lifetime::new("'body", Span::mixed_site()),
+        };
+        // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
+        // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
+        for v in f.wrt().collect::<Vec<_>>() {
+            e.adj(v);
         }
+        e
     }
 
     pub fn live(&self, v: VarId) -> bool {
         match self.mode {
             Mode::Grad => self.a.live_grad[v.0],
-            Mode::Adjoint => self.a.live_adjoint[v.0],
+            Mode::Adjoint | Mode::AdjointAcc => self.a.live_adjoint[v.0],
         }
     }
 
-    pub fn var(&mut self, v: VarId) -> Ident {
-        self.read.insert(v);
+    pub fn var(&self, v: VarId) -> Ident {
         self.f.var(v).ident.clone()
     }
 
@@ -88,6 +95,31 @@ impl<'a> Emitter<'a> {
         i
     }
 
+    /// Where contributions to an operand's adjoint go: `d_x`, `*d_x` (a
+    /// caller's buffer) or `d_v[i]`.
+    pub fn adj_place(&mut self, a: &Operand) -> Option<TokenStream> {
+        match a {
+            Operand::Var(v) => {
+                let d = self.adj(*v);
+                self.written.insert(*v);
+                Some(
+                    if self.buffers.contains(v) && !self.f.var(*v).shape.is_array() {
+                        quote!(*#d)
+                    } else {
+                        quote!(#d)
+                    },
+                )
+            }
+            Operand::Elem(arr, i) => {
+                let d = self.adj(*arr);
+                self.written.insert(*arr);
+                let i = &i.tokens;
+                Some(quote!(#d[#i]))
+            }
+            Operand::Const(_) => None,
+        }
+    }
+
     /// An operand as tokens; `wrap` parenthesises non-primary passive code for
     /// use as a method receiver or a binary operand.
     pub fn operand(&mut self, a: &Operand, wrap: bool) -> TokenStream {
@@ -96,13 +128,18 @@ impl<'a> Emitter<'a> {
                 let i = self.var(*v);
                 quote!(#i)
             }
+            Operand::Elem(arr, i) => {
+                let a = self.var(*arr);
+                let i = &i.tokens;
+                quote!(#a[#i])
+            }
             Operand::Const(c) => {
-                for r in &c.reads {
-                    self.read.insert(*r);
-                }
                 let t = &c.tokens;
                 if wrap && !c.primary {
                     quote!((#t))
+                } else if wrap {
+                    // `3.0.ln()` is ambiguous to rustc: give the literal its type.
+                    suffixed(t, &self.ty).unwrap_or_else(|| t.clone())
                 } else {
                     t.clone()
                 }
@@ -111,39 +148,55 @@ impl<'a> Emitter<'a> {
     }
 
     pub fn passive(&mut self, p: &Passive) -> TokenStream {
-        for r in &p.reads {
-            self.read.insert(*r);
-        }
         p.tokens.clone()
+    }
+
+    /// The type of a gradient entry for a parameter of this shape.
+    fn grad_ty(&self, shape: &Shape) -> TokenStream {
+        let ty = &self.ty;
+        match shape {
+            Shape::Scalar => quote!(#ty),
+            Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
+            Shape::Array { len: Some(n) } => quote!([#ty; #n]),
+        }
+    }
+
+    /// A fresh, zeroed adjoint for `v`.
+    pub fn zero_adjoint(&mut self, v: VarId) -> TokenStream {
+        let ty = self.ty.clone();
+        let d = self.adj(v);
+        let m = if self.written.contains(&v) {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        let var = self.var(v);
+        match &self.f.var(v).shape {
+            Shape::Scalar => quote!(let #m #d: #ty = 0.0;),
+            Shape::Array { len: Some(n) } => quote!(let #m #d: [#ty; #n] = [0.0; #n];),
+            Shape::Array { len: None } => {
+                quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #var.len()];)
+            }
+        }
     }
 }
 
-/// The generated `f_grad` and `f_adjoint`, with their docs.
-pub fn generate(
-    f: &Func,
-    names: Names,
-    user: &syn::ItemFn,
-) -> TokenStream {
+/// The generated `f_grad`, `f_adjoint` and `f_adjoint_acc`, with their docs.
+pub fn generate(f: &Func, names: Names, user: &syn::ItemFn) -> TokenStream {
     let a = analyze(f);
     let vis = &user.vis;
     let name = &user.sig.ident;
     let grad_name = format_ident!("{}_grad", name);
     let adjoint_name = format_ident!("{}_adjoint", name);
-    let wrt: Vec<String> = f
-        .wrt()
-        .map(|v| f.var(v).ident.to_string())
-        .collect();
+    let acc_name = format_ident!("{}_adjoint_acc", name);
+    let wrt: Vec<String> = f.wrt().map(|v| f.var(v).ident.to_string()).collect();
     let shape = if wrt.len() == 1 {
         format!("`d{name}/d{}`", wrt[0])
     } else {
-        format!(
-            "the tuple `({})`",
-            wrt.iter()
-                .map(|w| format!("d{name}/d{w}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        let parts: Vec<String> = wrt.iter().map(|w| format!("d{name}/d{w}")).collect();
+        format!("the tuple `({})`", parts.join(", "))
     };
+    let buffers: Vec<String> = wrt.iter().map(|w| format!("`d_{w}`")).collect();
     let grad_doc = [
         format!(" Value and gradient of [`{name}`]: returns `({name}(..), gradient)`, the gradient being {shape}."),
         String::new(),
@@ -151,24 +204,59 @@ pub fn generate(
         " Generated by `#[differentiate]`.".to_string(),
     ];
     let adjoint_doc = [
-        format!(" Pullback of [`{name}`]: returns `d_out` times the gradient ({shape}),"),
-        " allocating nothing beyond what loops record.".to_string(),
+        format!(" Pullback of [`{name}`]: returns `d_out` times the gradient ({shape})."),
+        String::new(),
+        " Generated by `#[differentiate]`.".to_string(),
+    ];
+    let acc_doc = [
+        format!(
+            " Pullback of [`{name}`], accumulated: ADDS `d_out` times the gradient into {},",
+            buffers.join(", ")
+        ),
+        " one buffer per differentiable parameter, allocating nothing for them.".to_string(),
+        String::new(),
+        " Use it to sum gradients over a minibatch on purpose; zero the buffers between steps."
+            .to_string(),
+        " Panics if a buffer's length differs from its parameter's.".to_string(),
         String::new(),
         " Generated by `#[differentiate]`.".to_string(),
     ];
     let grad = Emitter::new(f, &a, Mode::Grad, names.clone()).function(&grad_name, vis);
-    let adjoint = Emitter::new(f, &a, Mode::Adjoint, names).function(&adjoint_name, vis);
+    let adjoint = Emitter::new(f, &a, Mode::Adjoint, names.clone()).function(&adjoint_name, vis);
+    let acc = Emitter::new(f, &a, Mode::AdjointAcc, names).function(&acc_name, vis);
     quote! {
         #(#[doc = #grad_doc])*
         #grad
         #(#[doc = #adjoint_doc])*
         #adjoint
+        #(#[doc = #acc_doc])*
+        #acc
     }
 }
 
 impl Emitter<'_> {
     fn function(mut self, name: &Ident, vis: &syn::Visibility) -> TokenStream {
         let ty = self.ty.clone();
+        let wrt: Vec<VarId> = self.f.wrt().collect();
+        let mut buffer_names = HashMap::new();
+        if self.mode == Mode::AdjointAcc {
+            // Parameters never overwritten accumulate straight into the
+            // buffers; the others into a local, added at the end.
+            for &v in &wrt {
+                let d = if v == self.f.output {
+                    self.names.adjoint(&self.f.var(v).ident)
+                } else {
+                    self.adj(v)
+                };
+                buffer_names.insert(v, d.clone());
+                if !self.f.var(v).reassigned && !self.a.restored[v.0] && v != self.f.output {
+                    self.buffers.insert(v);
+                } else {
+                    let local = self.names.fresh(&format!("{d}_local"));
+                    self.adjoints.insert(v, local);
+                }
+            }
+        }
         // Reverse first: it decides what the forward sweep must record.
         let reverse = self.reverse_function();
         let forward = self.forward_function();
@@ -180,17 +268,15 @@ impl Emitter<'_> {
         } else {
             quote!()
         };
-        let grads: Vec<TokenStream> = self
-            .f
-            .wrt()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|v| {
+        let grads: Vec<TokenStream> = wrt
+            .iter()
+            .map(|&v| {
                 if self.a.adj[v.0] {
                     let d = self.adj(v);
                     quote!(#d)
                 } else {
-                    quote!(0.0)
+                    let t = self.grad_ty(&self.f.var(v).shape);
+                    quote!(<#t as ::core::default::Default>::default())
                 }
             })
             .collect();
@@ -199,36 +285,17 @@ impl Emitter<'_> {
         } else {
             quote!((#(#grads),*))
         };
-        let grad_ty = {
-            let tys = vec![ty.clone(); grads.len()];
-            if tys.len() == 1 {
-                ty.clone()
-            } else {
-                quote!((#(#tys),*))
-            }
-        };
-        let params: Vec<TokenStream> = self
-            .f
-            .params
+        let grad_tys: Vec<TokenStream> = wrt
             .iter()
-            .map(|p| {
-                let v = self.f.params.iter().position(|q| q.ident == p.ident);
-                let var = v.and_then(|_| self.param_var(&p.ident));
-                let used = var.map_or(false, |v| self.read.contains(&v));
-                let mutable = var.map_or(false, |v| self.f.var(v).reassigned || self.a.restored[v.0]);
-                let ident = &p.ident;
-                let ty = &p.ty;
-                match (used, mutable) {
-                    (false, _) => {
-                        let i = format_ident!("_{}", ident);
-                        quote!(#i: #ty)
-                    }
-                    (true, true) => quote!(mut #ident: #ty),
-                    (true, false) => quote!(#ident: #ty),
-                }
-            })
+            .map(|v| self.grad_ty(&self.f.var(*v).shape))
             .collect();
-        let mut out = self.f.var(self.f.output).ident.clone();
+        let grad_ty = if grad_tys.len() == 1 {
+            grad_tys[0].clone()
+        } else {
+            quote!((#(#grad_tys),*))
+        };
+
+        let mut out = self.var(self.f.output);
         let mut capture = quote!();
         if self.a.restored[self.f.output.0] {
             // The reverse sweep rewinds the output variable: keep the value.
@@ -236,6 +303,18 @@ impl Emitter<'_> {
             capture = quote!(let #value = #out;);
             out = value;
         }
+        let body_tokens = if self.mode == Mode::AdjointAcc {
+            quote!(#hoisted #forward #reverse)
+        } else {
+            quote!(#hoisted #forward #capture #reverse #out #grad)
+        };
+        let params = self.params(&body_tokens);
+        let seed_param = if out_adj {
+            quote!(#seed_mut #seed: #ty)
+        } else {
+            let i = format_ident!("_{}", seed);
+            quote!(#i: #ty)
+        };
         match self.mode {
             Mode::Grad => {
                 let seed_decl = if out_adj {
@@ -254,30 +333,96 @@ impl Emitter<'_> {
                     }
                 }
             }
-            Mode::Adjoint => {
-                let seed_param = if out_adj {
-                    quote!(#seed_mut #seed: #ty)
-                } else {
-                    let i = format_ident!("_{}", seed);
-                    quote!(#i: #ty)
-                };
+            Mode::Adjoint => quote! {
+                #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
+                    #hoisted
+                    #forward
+                    #reverse
+                    #grad
+                }
+            },
+            Mode::AdjointAcc => {
+                let mut buffer_params = Vec::new();
+                let mut checks = Vec::new();
+                let mut finish = Vec::new();
+                for &v in &wrt {
+                    let d = buffer_names[&v].clone();
+                    let x = self.var(v);
+                    if self.f.var(v).shape.is_array() {
+                        buffer_params.push(quote!(#d: &mut [#ty]));
+                        let msg = format!("{name}: the buffer `{d}` has length {{}} but the parameter `{x}` has length {{}}");
+                        checks.push(quote!(::core::assert!(#d.len() == #x.len(), #msg, #d.len(), #x.len());));
+                    } else {
+                        buffer_params.push(quote!(#d: &mut #ty));
+                    }
+                    if !self.buffers.contains(&v) && self.a.adj[v.0] {
+                        let local = self.adj(v);
+                        finish.push(quote!(*#d += #local;));
+                    }
+                }
                 quote! {
-                    #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
+                    #vis fn #name(#(#params,)* #seed_param, #(#buffer_params),*) {
+                        #(#checks)*
                         #hoisted
                         #forward
                         #reverse
-                        #grad
+                        #(#finish)*
                     }
                 }
             }
         }
     }
 
-    fn param_var(&self, ident: &Ident) -> Option<VarId> {
-        self.f
-            .vars
-            .iter()
-            .position(|v| v.ident == *ident)
-            .map(VarId)
+    /// The user's parameters, renamed `_x` where the body does not mention
+    /// them and `mut` where the reverse sweep rewinds them.
+    fn params(&self, body: &TokenStream) -> Vec<TokenStream> {
+        let mut mentioned = HashSet::new();
+        collect_idents(body.clone(), &mut mentioned);
+        let mut out = Vec::new();
+        for p in &self.f.params {
+            let var = Some(p.id);
+            let ident = &p.ident;
+            let ty = &p.ty;
+            let used = mentioned.contains(&ident.to_string())
+                || self.mode == Mode::AdjointAcc && p.shape.is_array() && p.var.is_some();
+            let mutable = var.is_some_and(|v| self.f.var(v).reassigned || self.a.restored[v.0]);
+            out.push(match (used, mutable) {
+                (false, _) => {
+                    let i = format_ident!("_{}", ident);
+                    quote!(#i: #ty)
+                }
+                (true, true) => quote!(mut #ident: #ty),
+                (true, false) => quote!(#ident: #ty),
+            });
+        }
+        out
     }
+}
+
+fn collect_idents(ts: TokenStream, out: &mut HashSet<String>) {
+    for tt in ts {
+        match tt {
+            TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            TokenTree::Group(g) => collect_idents(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// An unsuffixed float literal with the function's float type attached.
+fn suffixed(tokens: &TokenStream, ty: &TokenStream) -> Option<TokenStream> {
+    let mut it = tokens.clone().into_iter();
+    let (Some(TokenTree::Literal(l)), None) = (it.next(), it.next()) else {
+        return None;
+    };
+    let text = l.to_string();
+    let float = text.contains('.') || text.contains('e') || text.contains('E');
+    if !float || text.ends_with("f64") || text.ends_with("f32") || text.starts_with("0x") {
+        return None;
+    }
+    let mut lit: proc_macro2::Literal = format!("{text}{ty}").parse().ok()?;
+    lit.set_span(l.span());
+    Some(quote!(#lit))
 }

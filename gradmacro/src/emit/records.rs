@@ -8,7 +8,7 @@ use proc_macro2::Ident;
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Store {
+pub enum Keep {
     /// Directly in the function body, before any `return`: a plain `let`.
     Top,
     /// In a branch (or before a `return`), outside loops: a variable declared
@@ -18,14 +18,14 @@ pub enum Store {
     Tape,
 }
 
-impl Store {
-    pub fn of(ctx: Ctx) -> Store {
+impl Keep {
+    pub fn of(ctx: Ctx) -> Keep {
         if ctx.loop_depth > 0 {
-            Store::Tape
+            Keep::Tape
         } else if ctx.nested {
-            Store::Once
+            Keep::Once
         } else {
-            Store::Top
+            Keep::Top
         }
     }
 }
@@ -33,9 +33,12 @@ impl Store {
 #[derive(Clone, Debug)]
 pub struct Slot {
     pub ident: Ident,
-    pub store: Store,
+    pub store: Keep,
     /// For a loop count on a tape: the per-run counter pushed after the loop.
     pub counter: Option<Ident>,
+    /// A loop count declared `usize`; otherwise its type is inferred (it must
+    /// match the loop binding it replays).
+    pub typed: bool,
 }
 
 /// Identifies one write statement (its address in the IR, which does not move

@@ -2,7 +2,7 @@
 //! output's adjoint times one partial into each active operand's adjoint,
 //! restoring overwritten values and replaying recorded control flow.
 
-use super::records::{Slot, Store, WriteKey};
+use super::records::{Keep, Slot, WriteKey};
 use super::Emitter;
 use crate::ir::*;
 use crate::rules::Partial;
@@ -12,24 +12,14 @@ use quote::quote;
 impl Emitter<'_> {
     pub(super) fn reverse_function(&mut self) -> TokenStream {
         let body = self.rev_block(&self.f.body);
-        let ty = self.ty.clone();
         let mut decls = TokenStream::new();
-        for v in self.f.wrt().collect::<Vec<_>>() {
-            if self.a.adj[v.0] && v != self.f.output {
-                let d = self.adj(v);
-                let m = self.mut_if(v);
-                decls.extend(quote!(let #m #d: #ty = 0.0;));
+        let params: Vec<VarId> = self.f.params.iter().map(|p| p.id).collect();
+        for v in params {
+            if self.a.adj[v.0] && v != self.f.output && !self.buffers.contains(&v) {
+                decls.extend(self.zero_adjoint(v));
             }
         }
         quote!(#decls #(#body)*)
-    }
-
-    fn mut_if(&self, v: VarId) -> TokenStream {
-        if self.written.contains(&v) {
-            quote!(mut)
-        } else {
-            quote!()
-        }
     }
 
     /// A block's reverse: fresh adjoints for what it declares, then its
@@ -45,20 +35,31 @@ impl Emitter<'_> {
             }
             out.extend(self.rev_stmt(s));
         }
-        let ty = self.ty.clone();
         let mut decls = Vec::new();
         let mut seen = Vec::new();
         for s in &b.stmts {
             let v = match s {
-                Stmt::Step(st) if st.write == Write::Def && !self.a.declared[st.dst.0] => st.dst,
+                Stmt::Step(Step {
+                    dst,
+                    write: Write::Def,
+                    ..
+                })
+                | Stmt::Reduce(Reduce {
+                    dst,
+                    write: Write::Def,
+                    ..
+                })
+                | Stmt::ArrayDef(ArrayDef {
+                    dst,
+                    write: Write::Def,
+                    ..
+                }) if !self.a.declared[dst.0] => *dst,
                 Stmt::Declare(v) => *v,
                 _ => continue,
             };
             if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
                 seen.push(v);
-                let d = self.adj(v);
-                let m = self.mut_if(v);
-                decls.push(quote!(let #m #d: #ty = 0.0;));
+                decls.push(self.zero_adjoint(v));
             }
         }
         decls.extend(out);
@@ -66,7 +67,7 @@ impl Emitter<'_> {
     }
 
     pub(super) fn is_param(&self, v: VarId) -> bool {
-        self.f.params.iter().any(|p| p.ident == self.f.var(v).ident)
+        self.f.params.iter().any(|p| p.id == v)
     }
 
     fn rev_stmt(&mut self, s: &Stmt) -> Vec<TokenStream> {
@@ -96,17 +97,83 @@ impl Emitter<'_> {
             }
             Stmt::Loop(l) => {
                 let mut body = self.rev_block(&l.body);
-                if let LoopKind::For { binding: Some(v), .. } = &l.kind {
+                let mut replay = None;
+                if let LoopKind::For {
+                    binding: Some(v),
+                    replay: r,
+                    ..
+                } = &l.kind
+                {
                     if self.a.saves(self.f, *v, Write::Def) {
                         let key = l as *const Loop as WriteKey;
                         body.push(self.restore(*v, key, l.body_ctx()));
+                    }
+                    if let Some(r) = r {
+                        replay = Some((*v, r.clone()));
                     }
                 }
                 if body.is_empty() {
                     return vec![];
                 }
-                let count = self.count_read(l.site, l.ctx);
-                vec![quote!(for _ in 0..#count { #(#body)* })]
+                let typed = replay.is_none();
+                let count = self.count_read(l.site, l.ctx, typed);
+                match replay {
+                    None => vec![quote!(for _ in 0..#count { #(#body)* })],
+                    Some((v, r)) => {
+                        let i = self.var(v);
+                        let range = match r {
+                            Replay::Up(start) if start.to_string() == "0" => {
+                                quote!((0..#count).rev())
+                            }
+                            Replay::Up(start) => quote!((#start..#start + #count).rev()),
+                            Replay::Down(end) => quote!(#end - #count..#end),
+                        };
+                        vec![quote!(for #i in #range { #(#body)* })]
+                    }
+                }
+            }
+            Stmt::Store(st) => self.rev_store(st),
+            Stmt::Push(p) => {
+                if !self.a.adj[p.arr.0] {
+                    return vec![];
+                }
+                let arr = self.var(p.arr);
+                let d_arr = self.adj(p.arr);
+                let mut out = vec![quote!(#arr.pop();)];
+                if let Some(target) = self.contribution_target(&p.value) {
+                    out.push(quote!(#target += #d_arr[#arr.len()];));
+                }
+                out
+            }
+            Stmt::ArrayDef(d) => {
+                if self.a.saves(self.f, d.dst, d.write) {
+                    vec![self.restore(d.dst, d as *const ArrayDef as WriteKey, d.ctx)]
+                } else {
+                    vec![]
+                }
+            }
+            Stmt::Reduce(r) => {
+                let mut out = Vec::new();
+                if self.a.adj[r.dst.0] && self.a.adj[r.arr.0] {
+                    let arr = self.var(r.arr);
+                    let d_arr = self.adj(r.arr);
+                    self.written.insert(r.arr);
+                    let seed = self.adj(r.dst);
+                    out.push(r.op.pullback(
+                        &quote!(#arr),
+                        &quote!(#d_arr),
+                        &quote!(#seed),
+                        &self.ty,
+                    ));
+                    if r.write == Write::Overwrite {
+                        out.push(quote!(#seed = 0.0;));
+                        self.written.insert(r.dst);
+                    }
+                }
+                if self.a.saves(self.f, r.dst, r.write) {
+                    out.push(self.restore(r.dst, r as *const Reduce as WriteKey, r.ctx));
+                }
+                out
             }
             Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
         }
@@ -127,7 +194,7 @@ impl Emitter<'_> {
         let dst_ident = self.f.var(dst).ident.clone();
         let uses = crate::analysis::partial_uses(st.prim);
         let contributing: Vec<usize> = (0..st.args.len())
-            .filter(|&i| uses[i].nonzero && matches!(st.args[i], Operand::Var(v) if self.a.adj[v.0]))
+            .filter(|&i| uses[i].nonzero && st.args[i].var().is_some_and(|v| self.a.adj[v.0]))
             .collect();
         let self_pos: Vec<usize> = contributing
             .iter()
@@ -137,10 +204,23 @@ impl Emitter<'_> {
         let d_dst = self.adj(dst);
         let mut out = Vec::new();
 
-        let reads_dst = |i: usize| uses[i].out || uses[i].args.iter().any(|&j| matches!(st.args[j], Operand::Var(v) if v == dst));
-        let others: Vec<usize> = contributing.iter().copied().filter(|i| !self_pos.contains(i)).collect();
+        let reads_dst = |i: usize| {
+            uses[i].out
+                || uses[i]
+                    .args
+                    .iter()
+                    .any(|&j| matches!(st.args[j], Operand::Var(v) if v == dst))
+        };
+        let others: Vec<usize> = contributing
+            .iter()
+            .copied()
+            .filter(|i| !self_pos.contains(i))
+            .collect();
         let simple_accumulate = self_pos.len() == 1
-            && matches!(self.partial(st, &args, &quote!(#dst_ident), self_pos[0]), Partial::Unit { neg: false })
+            && matches!(
+                self.partial(st, &args, &quote!(#dst_ident), self_pos[0]),
+                Partial::Unit { neg: false }
+            )
             && !(saved && others.iter().any(|&i| reads_dst(i)));
 
         if self_pos.is_empty() || simple_accumulate {
@@ -150,7 +230,8 @@ impl Emitter<'_> {
                 let p = self.partial(st, &args, &y, i);
                 out.extend(self.accumulate(&st.args[i], &d_dst, p));
             }
-            if self_pos.is_empty() && st.write == Write::Overwrite && self.a.zero_needed(self.f, st) {
+            if self_pos.is_empty() && st.write == Write::Overwrite && self.a.zero_needed(self.f, st)
+            {
                 out.push(quote!(#d_dst = 0.0;));
                 self.written.insert(dst);
             }
@@ -206,11 +287,49 @@ impl Emitter<'_> {
         st.prim.partials(args, y, &self.ty).swap_remove(i)
     }
 
+    /// Where an operand's adjoint contributions go, if it has an adjoint.
+    fn contribution_target(&mut self, a: &Operand) -> Option<TokenStream> {
+        if !a.var().is_some_and(|v| self.a.adj[v.0]) {
+            return None;
+        }
+        self.adj_place(a)
+    }
+
+    /// `arr[i] op= value` backwards: the value's adjoint takes the element's;
+    /// a plain store also clears it and puts the old element back.
+    fn rev_store(&mut self, st: &Store) -> Vec<TokenStream> {
+        let mut out = Vec::new();
+        let arr = self.var(st.arr);
+        let i = st.index.tokens.clone();
+        if self.a.adj[st.arr.0] {
+            let d_arr = self.adj(st.arr);
+            self.written.insert(st.arr);
+            if let Some(target) = self.contribution_target(&st.value) {
+                out.push(match st.op {
+                    StoreOp::Set | StoreOp::Add => quote!(#target += #d_arr[#i];),
+                    StoreOp::Sub => quote!(#target -= #d_arr[#i];),
+                });
+            }
+            if st.op == StoreOp::Set {
+                out.push(quote!(#d_arr[#i] = 0.0;));
+            }
+        }
+        if self.a.saves_element(st.arr) {
+            let key = st as *const Store as WriteKey;
+            let old = self.restore_value(st.arr, key, st.ctx);
+            out.push(quote!(#arr[#i] = #old;));
+        }
+        out
+    }
+
     /// `d_arg += seed * partial`, in the form the partial asks for.
-    fn accumulate(&mut self, arg: &Operand, seed: &proc_macro2::Ident, p: Partial) -> Option<TokenStream> {
-        let Operand::Var(v) = arg else { return None };
-        let d = self.adj(*v);
-        self.written.insert(*v);
+    fn accumulate(
+        &mut self,
+        arg: &Operand,
+        seed: &proc_macro2::Ident,
+        p: Partial,
+    ) -> Option<TokenStream> {
+        let d = self.contribution_target(arg)?;
         Some(match p {
             Partial::Zero => return None,
             Partial::Unit { neg: false } => quote!(#d += #seed;),
@@ -226,14 +345,20 @@ impl Emitter<'_> {
     /// Puts back the value a write destroyed.
     fn restore(&mut self, v: VarId, key: WriteKey, ctx: Ctx) -> TokenStream {
         let var = self.f.var(v).ident.clone();
-        match Store::of(ctx) {
-            Store::Tape => {
+        let old = self.restore_value(v, key, ctx);
+        quote!(#var = #old;)
+    }
+
+    /// The saved value (or element) that a write of `v` destroyed.
+    fn restore_value(&mut self, v: VarId, key: WriteKey, ctx: Ctx) -> TokenStream {
+        match Keep::of(ctx) {
+            Keep::Tape => {
                 let tape = self.value_tape(v);
-                quote!(#var = #tape.pop().unwrap();)
+                quote!(#tape.pop().unwrap())
             }
             store => {
                 let slot = self.save_slot(v, key, store);
-                quote!(#var = #slot;)
+                quote!(#slot)
             }
         }
     }
@@ -247,30 +372,46 @@ impl Emitter<'_> {
         t
     }
 
-    fn save_slot(&mut self, v: VarId, key: WriteKey, store: Store) -> proc_macro2::Ident {
+    fn save_slot(&mut self, v: VarId, key: WriteKey, store: Keep) -> proc_macro2::Ident {
         if let Some((s, _)) = self.rec.saves.get(&key) {
             return s.ident.clone();
         }
         let ident = self.names.fresh(&format!("{}_old", self.f.var(v).ident));
-        self.rec.saves.insert(key, (Slot { ident: ident.clone(), store, counter: None }, v));
+        self.rec.saves.insert(
+            key,
+            (
+                Slot {
+                    ident: ident.clone(),
+                    store,
+                    counter: None,
+                    typed: true,
+                },
+                v,
+            ),
+        );
         ident
     }
 
     fn slot(&mut self, kind: &str, site: SiteId, ctx: Ctx) -> Slot {
-        let store = Store::of(ctx);
+        let store = Keep::of(ctx);
         let base = format!("{kind}{}", site.0 + 1);
         let ident = match store {
-            Store::Tape => self.names.fresh(&format!("tape_{base}")),
+            Keep::Tape => self.names.fresh(&format!("tape_{base}")),
             _ => self.names.fresh(&base),
         };
-        let counter = (kind == "iters" && store == Store::Tape).then(|| self.names.fresh(&base));
-        Slot { ident, store, counter }
+        let counter = (kind == "iters" && store == Keep::Tape).then(|| self.names.fresh(&base));
+        Slot {
+            ident,
+            store,
+            counter,
+            typed: true,
+        }
     }
 
     fn read_slot(slot: &Slot) -> TokenStream {
         let i = &slot.ident;
         match slot.store {
-            Store::Tape => quote!(#i.pop().unwrap()),
+            Keep::Tape => quote!(#i.pop().unwrap()),
             _ => quote!(#i),
         }
     }
@@ -282,8 +423,10 @@ impl Emitter<'_> {
         t
     }
 
-    fn count_read(&mut self, site: SiteId, ctx: Ctx) -> TokenStream {
-        let slot = self.slot("iters", site, ctx);
+    /// A loop count; untyped where it must unify with a replayed binding's type.
+    fn count_read(&mut self, site: SiteId, ctx: Ctx, typed: bool) -> TokenStream {
+        let mut slot = self.slot("iters", site, ctx);
+        slot.typed = typed;
         let t = Self::read_slot(&slot);
         self.rec.count.insert(site, slot);
         t
@@ -328,4 +471,3 @@ fn stmt_ctx(s: &Stmt) -> Ctx {
         _ => Ctx::default(),
     }
 }
-

@@ -1,0 +1,536 @@
+//! syn → IR for arrays: parameters and local buffers, element reads and
+//! writes, `push`, reductions, and loops over elements (desugared to index
+//! loops whose bindings read the element in place).
+
+use crate::ir::*;
+use crate::lower::{Assigned, Lowerer, Val};
+use crate::rename::{self, Alias, Resolve};
+use crate::rules::Reduction;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::Expr;
+
+/// A recognised array-creating expression.
+pub(crate) struct ArrayInit {
+    /// Passive code creating the array (zeros where elements are active).
+    pub init: Passive,
+    pub len: Option<TokenStream>,
+    /// Active elements of a literal, stored after creation.
+    pub elements: Vec<(usize, Expr)>,
+}
+
+/// One array a loop walks over.
+struct Walk {
+    arr: VarId,
+    active: bool,
+}
+
+impl Lowerer<'_> {
+    /// `vec![init; n]`, `vec![a, b]`, `[init; N]`, `[a, b]`, `Vec::new()`,
+    /// `Vec::with_capacity(n)`.
+    pub(crate) fn array_init(&mut self, e: &Expr) -> Option<ArrayInit> {
+        let e = crate::lower::strip(e);
+        let (elems, repeat, is_vec): (Vec<Expr>, Option<(Expr, Expr)>, bool) = match e {
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
+                    (Vec::new(), Some(r), true)
+                } else {
+                    let list = m
+                        .mac
+                        .parse_body_with(
+                            syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                        )
+                        .ok()?;
+                    (list.into_iter().collect(), None, true)
+                }
+            }
+            Expr::Repeat(r) => (
+                Vec::new(),
+                Some(((*r.expr).clone(), (*r.len).clone())),
+                false,
+            ),
+            Expr::Array(a) => (a.elems.iter().cloned().collect(), None, false),
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else { return None };
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let ctor = segs.len() >= 2 && segs[segs.len() - 2] == "Vec";
+                if !ctor || !matches!(segs.last()?.as_str(), "new" | "with_capacity") {
+                    return None;
+                }
+                let init = self.passive(e)?;
+                return Some(ArrayInit {
+                    init,
+                    len: None,
+                    elements: Vec::new(),
+                });
+            }
+            _ => return None,
+        };
+        if let Some((value, len)) = repeat {
+            if rename::mentions_active(&value, self) || rename::mentions_active(&len, self) {
+                self.cx.error(&value, "an array repeating a differentiated value is not supported: create it with a constant (`vec![0.0; n]`) and assign the elements");
+                return None;
+            }
+            let v = self.passive(&value)?;
+            let n = self.passive(&len)?;
+            let (vt, nt) = (v.tokens, n.tokens);
+            let mut reads = v.reads;
+            reads.extend(n.reads);
+            let tokens = if is_vec {
+                quote!(::std::vec![#vt; #nt])
+            } else {
+                quote!([#vt; #nt])
+            };
+            return Some(ArrayInit {
+                init: Passive {
+                    tokens,
+                    primary: true,
+                    reads,
+                },
+                len: (!is_vec).then_some(nt),
+                elements: Vec::new(),
+            });
+        }
+        let mut parts = Vec::new();
+        let mut reads = Vec::new();
+        let mut elements = Vec::new();
+        for (i, el) in elems.iter().enumerate() {
+            if rename::mentions_active(el, self) {
+                parts.push(quote!(0.0));
+                elements.push((i, el.clone()));
+            } else {
+                let p = self.passive(el)?;
+                reads.extend(p.reads);
+                parts.push(p.tokens);
+            }
+        }
+        let n = elems.len();
+        let tokens = if is_vec {
+            quote!(::std::vec![#(#parts),*])
+        } else {
+            quote!([#(#parts),*])
+        };
+        Some(ArrayInit {
+            init: Passive {
+                tokens,
+                primary: true,
+                reads,
+            },
+            len: (!is_vec).then(|| quote!(#n)),
+            elements,
+        })
+    }
+
+    /// `let v = <array>;` or `v = <array>;`.
+    pub(crate) fn array_def(&mut self, v: VarId, a: ArrayInit) {
+        if !a.elements.is_empty() && !self.is_active(v) {
+            self.promote_var(v);
+            return;
+        }
+        let write = self.write_kind(v);
+        self.vars[v.0].shape = Shape::Array { len: a.len };
+        self.cur.push(Stmt::ArrayDef(ArrayDef {
+            dst: v,
+            init: a.init,
+            write,
+            ctx: self.ctx,
+        }));
+        for (i, el) in a.elements {
+            let val = self.expr(&el);
+            let value = self.operand(val);
+            let index = Passive {
+                tokens: quote!(#i),
+                primary: true,
+                reads: Vec::new(),
+            };
+            self.cur.push(Stmt::Store(Store {
+                arr: v,
+                index,
+                op: StoreOp::Set,
+                value,
+                ctx: self.ctx,
+            }));
+        }
+    }
+
+    fn array_var(&mut self, e: &Expr) -> Option<VarId> {
+        let name = rename::local_name(e)?;
+        let v = self.resolve(&name.to_string())?;
+        matches!(self.vars[v.0].shape, Shape::Array { .. }).then_some(v)
+    }
+
+    fn index(&mut self, e: &Expr) -> Option<Passive> {
+        if rename::mentions_active(e, self) {
+            self.cx.error(
+                e,
+                "an index must be an integer that does not depend on a differentiated value",
+            );
+            return None;
+        }
+        self.passive(e)
+    }
+
+    /// `arr[i]` where `arr` is active.
+    pub(crate) fn index_read(&mut self, ix: &syn::ExprIndex, e: &Expr) -> Val {
+        let Some(arr) = self.array_var(&ix.expr) else {
+            self.cx.error(
+                &ix.expr,
+                "only local arrays, `Vec`s and slice parameters can be indexed",
+            );
+            return self.zero();
+        };
+        match self.index(&ix.index) {
+            Some(i) => Val::Elem(arr, i),
+            None => {
+                let _ = e;
+                self.zero()
+            }
+        }
+    }
+
+    /// `arr[i] = rhs`, `arr[i] += rhs`, ...
+    pub(crate) fn store(
+        &mut self,
+        ix: &syn::ExprIndex,
+        op: Option<&syn::BinOp>,
+        rhs: &Expr,
+        whole: &Expr,
+    ) {
+        let Some(arr) = self.array_var(&ix.expr) else {
+            self.cx.error(
+                &ix.expr,
+                "only local arrays and `Vec`s can be assigned to by index",
+            );
+            return;
+        };
+        if self.is_param(arr) {
+            self.cx.error(&ix.expr, "a differentiated function cannot write into its parameters: copy the values into a local `Vec` first");
+            return;
+        }
+        let Some(index) = self.index(&ix.index) else {
+            return;
+        };
+        let active_rhs = rename::mentions_active(rhs, self);
+        if !self.is_active(arr) && active_rhs {
+            let val = self.expr(rhs);
+            if !matches!(val, Val::Const(_)) {
+                self.promote_var(arr);
+                return;
+            }
+        }
+        use syn::BinOp::*;
+        let (op, val) = match op {
+            None => (StoreOp::Set, self.expr(rhs)),
+            Some(AddAssign(_)) => (StoreOp::Add, self.expr(rhs)),
+            Some(SubAssign(_)) => (StoreOp::Sub, self.expr(rhs)),
+            Some(o @ (MulAssign(_) | DivAssign(_))) => {
+                let prim = if matches!(o, MulAssign(_)) {
+                    crate::rules::Prim::Mul
+                } else {
+                    crate::rules::Prim::Div
+                };
+                let r = self.expr(rhs);
+                let r = self.operand(r);
+                let cur = Operand::Elem(arr, index.clone());
+                (StoreOp::Set, Val::Pending(prim, vec![cur, r], whole.span()))
+            }
+            Some(other) => {
+                self.cx
+                    .error(other, "this operator is not supported on array elements");
+                return;
+            }
+        };
+        let value = self.operand(val);
+        if self.is_active(arr) && matches!(self.vars[arr.0].decl, _) {
+            self.vars[arr.0].reassigned = true;
+        }
+        self.cur.push(Stmt::Store(Store {
+            arr,
+            index,
+            op,
+            value,
+            ctx: self.ctx,
+        }));
+    }
+
+    /// `arr.push(value)`; returns false if `m` is not a push onto a local array.
+    pub(crate) fn push(&mut self, m: &syn::ExprMethodCall) -> bool {
+        if m.method != "push" || m.args.len() != 1 {
+            return false;
+        }
+        let Some(arr) = self.array_var(&m.receiver) else {
+            return false;
+        };
+        let arg = &m.args[0];
+        if !self.is_active(arr) {
+            if rename::mentions_active(arg, self) {
+                self.promote_var(arr);
+                return true;
+            }
+            return false;
+        }
+        let val = self.expr(arg);
+        let value = self.operand(val);
+        self.vars[arr.0].reassigned = true;
+        self.cur.push(Stmt::Push(Push { arr, value }));
+        true
+    }
+
+    /// Mutating array methods other than `push` cannot be differentiated.
+    pub(crate) fn other_array_method(&mut self, m: &syn::ExprMethodCall) -> bool {
+        let Some(arr) = self.array_var(&m.receiver) else {
+            return false;
+        };
+        if !self.is_active(arr) {
+            return false;
+        }
+        self.cx.error(&m.method, format!("`{}` on a differentiated array is not supported: build arrays with `vec![0.0; n]`, index assignment and `push`", m.method));
+        true
+    }
+
+    /// `arr.iter().sum::<f64>()`, `.product()`, also through `.copied()`.
+    pub(crate) fn reduction(&mut self, m: &syn::ExprMethodCall) -> Option<Val> {
+        let op = Reduction::from_method(&m.method.to_string())?;
+        let mut recv = &*m.receiver;
+        loop {
+            match recv {
+                Expr::MethodCall(inner)
+                    if matches!(
+                        inner.method.to_string().as_str(),
+                        "iter" | "into_iter" | "copied" | "cloned"
+                    ) =>
+                {
+                    recv = &inner.receiver;
+                }
+                _ => break,
+            }
+        }
+        let arr = self.array_var(recv)?;
+        if !self.is_active(arr) {
+            return None;
+        }
+        Some(Val::Reduce(arr, op))
+    }
+
+    /// `for pat in x.iter()`, `x.iter().enumerate()`, `x.iter().zip(y.iter())`,
+    /// `&x`, `x`, with an optional `.rev()` at the end: an index loop whose
+    /// bindings read the elements in place. Returns false if `f` is not one.
+    pub(crate) fn array_loop(&mut self, f: &syn::ExprForLoop) -> bool {
+        let mut e = &*f.expr;
+        let mut rev = false;
+        if let Expr::MethodCall(m) = e {
+            if m.method == "rev" && m.args.is_empty() {
+                rev = true;
+                e = &m.receiver;
+            }
+        }
+        let mut enumerate = false;
+        if let Expr::MethodCall(m) = e {
+            if m.method == "enumerate" && m.args.is_empty() {
+                enumerate = true;
+                e = &m.receiver;
+            }
+        }
+        let mut sources = Vec::new();
+        if let Expr::MethodCall(m) = e {
+            if m.method == "zip" && m.args.len() == 1 {
+                let Some(a) = self.walked(&m.receiver) else {
+                    return false;
+                };
+                let Some(b) = self.walked(&m.args[0]) else {
+                    return false;
+                };
+                sources = vec![a, b];
+            }
+        }
+        if sources.is_empty() {
+            match self.walked(e) {
+                Some(a) => sources.push(a),
+                None => return false,
+            }
+        }
+        if !sources.iter().any(|w| w.active) {
+            return false;
+        }
+        // Element patterns, after the optional index of `enumerate`.
+        let (index_pat, elem_pats): (Option<&syn::Pat>, Vec<&syn::Pat>) = {
+            match (&*f.pat, enumerate, sources.len()) {
+                (p, false, 1) => (None, vec![p]),
+                (syn::Pat::Tuple(t), false, 2) if t.elems.len() == 2 => {
+                    (None, t.elems.iter().collect())
+                }
+                (syn::Pat::Tuple(t), true, n) if t.elems.len() == 2 => {
+                    let inner = &t.elems[1];
+                    match (inner, n) {
+                        (p, 1) => (Some(&t.elems[0]), vec![p]),
+                        (syn::Pat::Tuple(u), 2) if u.elems.len() == 2 => {
+                            (Some(&t.elems[0]), u.elems.iter().collect())
+                        }
+                        _ => {
+                            self.cx.error(&f.pat, "this loop pattern is not supported: use `(i, x)` for `enumerate` and `(a, b)` for `zip`");
+                            return true;
+                        }
+                    }
+                }
+                _ => {
+                    self.cx.error(&f.pat, "this loop pattern is not supported: use `x` for `iter`, `(i, x)` for `enumerate` and `(a, b)` for `zip`");
+                    return true;
+                }
+            }
+        };
+        if let Some(label) = &f.label {
+            self.cx
+                .error(label, "labelled loops are not supported: use a `bool` flag");
+        }
+        let lens: Vec<TokenStream> = sources
+            .iter()
+            .map(|w| {
+                let i = &self.vars[w.arr.0].ident;
+                quote!(#i.len())
+            })
+            .collect();
+        let len = match lens.as_slice() {
+            [a] => a.clone(),
+            [a, b] => quote!(#a.min(#b)),
+            _ => unreachable!("one or two sources"),
+        };
+        let reads: Vec<VarId> = sources.iter().map(|w| w.arr).collect();
+        let iter = if rev {
+            quote!((0..#len).rev())
+        } else {
+            quote!(0..#len)
+        };
+        // Replaying the index needs its range fixed: true of parameters.
+        let fixed = sources.iter().all(|w| self.is_param(w.arr));
+        let replay = match (rev, fixed) {
+            (false, _) => Some(Replay::Up(quote!(0))),
+            (true, true) => Some(Replay::Down(len.clone())),
+            (true, false) => None,
+        };
+        let site = self.next_site_pub();
+        let ctx = Ctx {
+            nested: true,
+            loop_depth: self.ctx.loop_depth + 1,
+        };
+        let before = self.assigned.clone();
+        self.enter_loop();
+        let mut binding = None;
+        let (body, _) = self.construct_block_pub(ctx, |l| {
+            let k = match index_pat.map(crate::lower::pat_ident) {
+                Some(Some(id)) => {
+                    let v = l.declare_pub(&id, VarKind::Passive, id.span());
+                    l.assigned[v.0] = Assigned::Yes;
+                    v
+                }
+                _ => {
+                    let v = l.new_var("k", VarKind::Passive, f.span());
+                    l.assigned[v.0] = Assigned::Yes;
+                    v
+                }
+            };
+            binding = Some(k);
+            let k_ident = l.vars[k.0].ident.clone();
+            for (w, pat) in sources.iter().zip(elem_pats) {
+                let (name, by_ref) = match pat {
+                    syn::Pat::Ident(p)
+                        if p.by_ref.is_none() && p.subpat.is_none() && p.mutability.is_none() =>
+                    {
+                        (Some(p.ident.clone()), true)
+                    }
+                    syn::Pat::Reference(r) => match &*r.pat {
+                        syn::Pat::Ident(p) if p.subpat.is_none() && p.mutability.is_none() => {
+                            (Some(p.ident.clone()), false)
+                        }
+                        other => {
+                            l.cx.error(other, "bind the element to a plain name");
+                            (None, false)
+                        }
+                    },
+                    syn::Pat::Wild(_) => (None, false),
+                    other => {
+                        l.cx.error(other, "bind the element to a plain name (`x` or `&x`)");
+                        (None, false)
+                    }
+                };
+                let Some(name) = name else { continue };
+                let arr_ident = l.vars[w.arr.0].ident.clone();
+                let expr: Expr = syn::parse_quote!(#arr_ident[#k_ident]);
+                let index = Passive {
+                    tokens: quote!(#k_ident),
+                    primary: true,
+                    reads: vec![k],
+                };
+                let alias = Alias {
+                    operand: Operand::Elem(w.arr, index),
+                    expr,
+                    reads: vec![w.arr, k],
+                    active: w.active,
+                    by_ref,
+                };
+                l.bind_alias(&name, alias);
+            }
+            l.stmts_pub(&f.body.stmts);
+        });
+        self.leave_loop(before);
+        self.cur.push(Stmt::Loop(Loop {
+            site,
+            kind: LoopKind::For {
+                binding,
+                iter: Passive {
+                    tokens: iter,
+                    primary: false,
+                    reads,
+                },
+                replay,
+            },
+            body,
+            ctx: self.ctx,
+        }));
+        true
+    }
+
+    /// The array an iterator expression walks: `x.iter()`, `x.iter().copied()`, `&x`, `x`.
+    fn walked(&mut self, e: &Expr) -> Option<Walk> {
+        let mut e = crate::lower::strip(e);
+        loop {
+            match e {
+                Expr::MethodCall(m)
+                    if matches!(
+                        m.method.to_string().as_str(),
+                        "iter" | "into_iter" | "copied" | "cloned"
+                    ) && m.args.is_empty() =>
+                {
+                    e = &m.receiver
+                }
+                Expr::Reference(r) if r.mutability.is_none() => e = &r.expr,
+                _ => break,
+            }
+        }
+        let arr = self.array_var(e)?;
+        Some(Walk {
+            arr,
+            active: self.is_active(arr),
+        })
+    }
+
+    pub(crate) fn zero(&mut self) -> Val {
+        Val::Const(Passive {
+            tokens: quote!(0.0),
+            primary: true,
+            reads: Vec::new(),
+        })
+    }
+}
+
+fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
+    let value: Expr = input.parse()?;
+    input.parse::<syn::Token![;]>()?;
+    let len: Expr = input.parse()?;
+    Ok((value, len))
+}
