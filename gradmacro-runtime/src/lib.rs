@@ -62,9 +62,11 @@
 mod check;
 mod fd;
 mod float;
+mod grad;
 mod step;
 
 pub use check::{check_gradient, GradientCheck, ParamCheck};
 pub use fd::central_difference;
 pub use float::Float;
+pub use grad::{detach, no_grad};
 pub use step::default_step;

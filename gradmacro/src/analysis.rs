@@ -105,6 +105,10 @@ fn flows(f: &Func) -> Vec<Flow<'_>> {
             dst: r.dst,
             srcs: Vec::new(),
         }),
+        Stmt::Call(c) => out.push(Flow {
+            dst: c.dst,
+            srcs: c.args.iter().filter_map(|a| a.adjoint.as_ref()).collect(),
+        }),
         _ => {}
     });
     out
@@ -265,6 +269,12 @@ pub fn analyze(f: &Func) -> Analysis {
         Stmt::Reduce(r) if adj[r.dst.0] && adj[r.arr.0] && r.op.reads_array() => {
             needed[r.arr.0] = true;
         }
+        // The pullback runs the callee again on the same arguments.
+        Stmt::Call(c) if adj[c.dst.0] => {
+            for a in &c.args {
+                need(&a.value.reads, &mut needed);
+            }
+        }
         _ => {}
     });
     let mut replayed = vec![false; n];
@@ -318,6 +328,10 @@ pub fn analyze(f: &Func) -> Analysis {
         }
         Stmt::Assign(p) => restored[p.dst.0] |= a.saves(f, p.dst, p.write),
         Stmt::Reduce(r) => restored[r.dst.0] |= a.saves(f, r.dst, r.write),
+        Stmt::Call(c) => {
+            restored[c.dst.0] |= a.saves(f, c.dst, c.write);
+            writers[c.dst.0] += 1;
+        }
         Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves(f, d.dst, d.write),
         Stmt::Store(s) => restored[s.arr.0] |= a.saves_element(s.arr),
         Stmt::Loop(Loop {
@@ -372,6 +386,10 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Ve
                 Stmt::Push(p) => (p.arr, p.value.reads()),
                 Stmt::ArrayDef(d) => (d.dst, d.init.reads.clone()),
                 Stmt::Reduce(r) => (r.dst, vec![r.arr]),
+                Stmt::Call(c) => (
+                    c.dst,
+                    c.args.iter().flat_map(|a| a.value.reads.clone()).collect(),
+                ),
                 _ => return,
             };
             if live[dst.0] {

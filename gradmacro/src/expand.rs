@@ -34,7 +34,18 @@ pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     match lowered {
         Some((func, names)) if !cx.has_errors() => {
-            let generated = emit::generate(&func, names, &f);
+            // Callers need the adjoint of every float parameter, whatever
+            // `wrt` says: lower once more with all of them differentiable.
+            let all_floats = match (&args.wrt, &sig) {
+                (Some(_), Some(_)) => {
+                    let mut quiet = Ctxt::default();
+                    signature::check(&f.sig, &Args::default(), &mut quiet)
+                        .and_then(|s| lower_until_stable(&f, &s, &mut quiet))
+                }
+                _ => None,
+            };
+            let all = all_floats.as_ref().map(|(g, n)| (g, n.clone()));
+            let generated = emit::generate(&func, all, names, &f);
             quote!(#f #generated)
         }
         _ => {

@@ -36,6 +36,7 @@
 mod analysis;
 mod args;
 mod ctxt;
+mod custom;
 mod emit;
 mod expand;
 mod ir;
@@ -55,4 +56,39 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::differentiate(attr.into(), item.into()).into()
+}
+
+/// Supplies the adjoint of a function the macro cannot see into.
+///
+/// Write `f`'s adjoint by hand, with the signature `#[differentiate]` would
+/// give it (`f`'s parameters, then the output's adjoint; one gradient entry per
+/// float parameter, bare if there is one), and mark it:
+///
+/// ```
+/// use gradmacro::{custom_adjoint, differentiate};
+///
+/// fn softplus(x: f64) -> f64 {
+///     x.exp().ln_1p()
+/// }
+///
+/// #[custom_adjoint(softplus)]
+/// fn softplus_adjoint(x: f64, d_out: f64) -> f64 {
+///     d_out / (1.0 + (-x).exp())
+/// }
+///
+/// #[differentiate]
+/// fn loss(x: f64) -> f64 {
+///     softplus(2.0 * x)
+/// }
+///
+/// let (_, g) = loss_grad(0.5);
+/// assert!((g - 2.0 / (1.0 + (-1.0f64).exp())).abs() < 1e-15);
+/// ```
+///
+/// The compiler checks that `f` takes the same parameters and returns the
+/// float type. Differentiated functions calling `f(..)` then use it; call `f`
+/// by the name it has where the adjoint is defined (import it with `use`).
+#[proc_macro_attribute]
+pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
+    custom::custom_adjoint(attr.into(), item.into()).into()
 }

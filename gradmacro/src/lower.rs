@@ -32,6 +32,8 @@ pub(crate) enum Val {
     Elem(VarId, Passive),
     /// A reduction of an active array whose destination is not chosen yet.
     Reduce(VarId, crate::rules::Reduction),
+    /// A call whose destination is not chosen yet (`dst` is a placeholder).
+    Call(Call),
 }
 
 pub(crate) struct Lowerer<'a> {
@@ -675,6 +677,17 @@ impl<'a> Lowerer<'a> {
             }));
             return;
         }
+        if let Val::Call(call) = val {
+            let dst = self.version_for_write(v);
+            let write = self.write_kind(dst);
+            self.cur.push(Stmt::Call(Call {
+                dst,
+                write,
+                ctx: self.ctx,
+                ..call
+            }));
+            return;
+        }
         let (prim, args, span) = match val {
             Val::Pending(p, a, s) => (p, a, s),
             Val::Elem(a, i) => (
@@ -682,7 +695,7 @@ impl<'a> Lowerer<'a> {
                 vec![Operand::Elem(a, i)],
                 syn::spanned::Spanned::span(e),
             ),
-            Val::Reduce(..) => unreachable!("handled above"),
+            Val::Reduce(..) | Val::Call(_) => unreachable!("handled above"),
             Val::Var(u) => (
                 Prim::Copy,
                 vec![Operand::Var(u)],
@@ -737,6 +750,17 @@ impl<'a> Lowerer<'a> {
                     op,
                     write: Write::Def,
                     ctx: self.ctx,
+                }));
+                Operand::Var(t)
+            }
+            Val::Call(call) => {
+                let t = self.temp(Span::call_site());
+                self.assigned[t.0] = Assigned::Yes;
+                self.cur.push(Stmt::Call(Call {
+                    dst: t,
+                    write: Write::Def,
+                    ctx: self.ctx,
+                    ..call
                 }));
                 Operand::Var(t)
             }

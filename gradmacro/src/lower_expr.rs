@@ -2,7 +2,7 @@
 //! become primitive steps; everything that does not depend on an active value is
 //! kept verbatim as passive code.
 
-use crate::ir::{Float, Operand, Passive};
+use crate::ir::{CallArg, Float, Operand, Passive};
 use crate::lower::{Lowerer, Val};
 use crate::rename::{self, Binding, Resolve};
 use crate::rules::Prim;
@@ -234,15 +234,110 @@ impl Lowerer<'_> {
                 return self.passive_val_silent();
             }
         }
-        self.cx.error(
-            &c.func,
-            format!(
-                "cannot differentiate through a call to `{}`: its argument depends on a differentiated value. \
-                 Inline the computation, or call it only with constant arguments",
-                c.func.to_token_stream()
-            ),
-        );
-        self.passive_val_silent()
+        self.user_call(c, e)
+    }
+
+    /// A call to the user's own function with an active argument: its value
+    /// from the function itself, its adjoint from `<path>_pullback`.
+    fn user_call(&mut self, c: &syn::ExprCall, e: &Expr) -> Val {
+        let Expr::Path(p) = &*c.func else {
+            self.cx.error(
+                &c.func,
+                "only functions named by a path can be called with a differentiated argument",
+            );
+            return self.passive_val_silent();
+        };
+        let Some(last) = p.path.segments.last() else {
+            return self.passive_val_silent();
+        };
+        let name = last.ident.to_string();
+        if p.qself.is_some()
+            || !last.arguments.is_none()
+            || self.resolve(&name).is_some() && p.path.segments.len() == 1
+        {
+            self.cx.error(&c.func, "only plain function paths (`f(x)`, `module::f(x)`) can be called with a differentiated argument");
+            return self.passive_val_silent();
+        }
+        if matches!(name.as_str(), "no_grad" | "detach") && c.args.len() == 1 {
+            // The gradient stops here on purpose: the value is a constant.
+            return self.passive_val(e);
+        }
+        let mut args = Vec::new();
+        for a in &c.args {
+            if !rename::mentions_active(a, self) {
+                let Some(value) = self.passive(a) else {
+                    return self.passive_val_silent();
+                };
+                args.push(CallArg {
+                    value,
+                    adjoint: None,
+                });
+                continue;
+            }
+            let stripped = match crate::lower::strip(a) {
+                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+                other => other,
+            };
+            if let Some(arr) =
+                rename::local_name(stripped).and_then(|n| self.resolve(&n.to_string()))
+            {
+                if self.vars[arr.0].shape.is_array() {
+                    let Some(value) = self.passive_array_arg(a) else {
+                        return self.passive_val_silent();
+                    };
+                    args.push(CallArg {
+                        value,
+                        adjoint: Some(Operand::Var(arr)),
+                    });
+                    continue;
+                }
+            }
+            let val = self.expr(a);
+            let op = self.operand(val);
+            let tokens = match &op {
+                Operand::Var(v) => {
+                    let i = &self.vars[v.0].ident;
+                    quote::quote!(#i)
+                }
+                Operand::Elem(arr, i) => {
+                    let a = &self.vars[arr.0].ident;
+                    let i = &i.tokens;
+                    quote::quote!(#a[#i])
+                }
+                Operand::Const(c) => c.tokens.clone(),
+            };
+            args.push(CallArg {
+                value: Passive {
+                    tokens,
+                    primary: true,
+                    reads: op.reads(),
+                },
+                adjoint: Some(op),
+            });
+        }
+        let mut pullback = p.path.clone();
+        if let Some(seg) = pullback.segments.last_mut() {
+            seg.ident = syn::Ident::new(&format!("{}_pullback", seg.ident), seg.ident.span());
+        }
+        let _ = e;
+        Val::Call(crate::ir::Call {
+            dst: crate::ir::VarId(usize::MAX),
+            func: p.path.to_token_stream(),
+            pullback: pullback.to_token_stream(),
+            args,
+            write: crate::ir::Write::Def,
+            ctx: self.ctx,
+        })
+    }
+
+    /// An array passed whole (`&w`, `w`), renamed.
+    fn passive_array_arg(&mut self, a: &Expr) -> Option<Passive> {
+        let (renamed, reads) = rename::rename(a, self);
+        Some(Passive {
+            tokens: renamed.to_token_stream(),
+            primary: true,
+            reads,
+        })
     }
 
     fn prim_call(&mut self, prim: Prim, args: &[&Expr], span: proc_macro2::Span, e: &Expr) -> Val {

@@ -158,6 +158,18 @@ impl Prim {
         }
     }
 
+    /// The compound assignment performing this binary operation in place.
+    pub fn compound(self) -> Option<TokenStream> {
+        Some(match self {
+            Add => quote!(+=),
+            Sub => quote!(-=),
+            Mul => quote!(*=),
+            Div => quote!(/=),
+            Rem => quote!(%=),
+            _ => return None,
+        })
+    }
+
     pub fn from_method(name: &str) -> Option<Prim> {
         ALL.iter().copied().find(|p| p.method() == Some(name))
     }

@@ -218,3 +218,26 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
         params,
     })
 }
+
+/// `Some("f64")`/`Some("f32")` for a float type.
+pub fn float_name(ty: &Type) -> Option<&'static str> {
+    match simple_type(ty)?.as_str() {
+        "f64" => Some("f64"),
+        "f32" => Some("f32"),
+        _ => None,
+    }
+}
+
+/// For a custom adjoint's parameter: `Some(shape)` for floats and float
+/// arrays, `None` for integer and `bool` constants, `Err` for anything else.
+pub fn param_shape(ty: &Type) -> Result<Option<Shape>, String> {
+    match shape_of(ty) {
+        Ok(Some((n, s))) if float_of(&n).is_some() => Ok(Some(s)),
+        Ok(Some((n, _))) if INTEGERS.contains(&n.as_str()) => Ok(None),
+        Err(msg) => Err(msg.to_string()),
+        _ => Err(format!(
+            "parameters of type `{}` are not supported",
+            ty.to_token_stream()
+        )),
+    }
+}

@@ -64,6 +64,15 @@ impl Emitter<'_> {
                     .collect();
                 let value = st.prim.eval(&args, st.span);
                 let dst = self.f.var(st.dst).ident.clone();
+                if let (Some(op), false) =
+                    (st.prim.compound(), self.declares_here(st.dst, st.write))
+                {
+                    if matches!(st.args[0], Operand::Var(v) if v == st.dst) {
+                        // `s = s * x` is written `s *= x`: the same operation.
+                        let rhs = &args[1];
+                        return quote!(#save #dst #op #rhs;);
+                    }
+                }
                 if self.declares_here(st.dst, st.write) {
                     let m = self.let_mut(st.dst);
                     let ty = &self.ty;
@@ -152,6 +161,22 @@ impl Emitter<'_> {
                     return self.save_value(d.dst, key, d.ctx, replaced);
                 }
                 quote!(#dst = #init;)
+            }
+            Stmt::Call(c) => {
+                if !self.live(c.dst) {
+                    return quote!();
+                }
+                let save = self.save(c.dst, c as *const Call as WriteKey, c.ctx, c.write);
+                let func = &c.func;
+                let args: Vec<TokenStream> =
+                    c.args.iter().map(|a| a.value.tokens.clone()).collect();
+                let dst = self.var(c.dst);
+                if self.declares_here(c.dst, c.write) {
+                    let m = self.let_mut(c.dst);
+                    quote!(#save let #m #dst = #func(#(#args),*);)
+                } else {
+                    quote!(#save #dst = #func(#(#args),*);)
+                }
             }
             Stmt::Reduce(r) => {
                 if !self.live(r.dst) {

@@ -23,6 +23,9 @@ pub enum Mode {
     Adjoint,
     /// `f_adjoint_acc`: pullback added into caller-owned buffers.
     AdjointAcc,
+    /// `f_pullback`: what a differentiated caller calls, one entry per
+    /// parameter (`()` for constants), every float parameter included.
+    Pullback,
 }
 
 /// State shared by both sweeps of one generated function.
@@ -75,7 +78,7 @@ impl<'a> Emitter<'a> {
     pub fn live(&self, v: VarId) -> bool {
         match self.mode {
             Mode::Grad => self.a.live_grad[v.0],
-            Mode::Adjoint | Mode::AdjointAcc => self.a.live_adjoint[v.0],
+            Mode::Adjoint | Mode::AdjointAcc | Mode::Pullback => self.a.live_adjoint[v.0],
         }
     }
 
@@ -137,13 +140,21 @@ impl<'a> Emitter<'a> {
                 let t = &c.tokens;
                 if wrap && !c.primary {
                     quote!((#t))
-                } else if wrap {
-                    // `3.0.ln()` is ambiguous to rustc: give the literal its type.
-                    suffixed(t, &self.ty).unwrap_or_else(|| t.clone())
                 } else {
                     t.clone()
                 }
             }
+        }
+    }
+
+    /// An operand inside a partial derivative: literals get the float type,
+    /// since `3.0.ln()` is ambiguous to rustc.
+    pub fn partial_operand(&mut self, a: &Operand) -> TokenStream {
+        match a {
+            Operand::Const(c) if c.primary => {
+                suffixed(&c.tokens, &self.ty).unwrap_or_else(|| c.tokens.clone())
+            }
+            _ => self.operand(a, true),
         }
     }
 
@@ -181,8 +192,15 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// The generated `f_grad`, `f_adjoint` and `f_adjoint_acc`, with their docs.
-pub fn generate(f: &Func, names: Names, user: &syn::ItemFn) -> TokenStream {
+/// The generated `f_grad`, `f_adjoint`, `f_adjoint_acc` and `f_pullback`,
+/// with their docs. `all_floats` is `f` lowered with every float parameter
+/// differentiable, when `wrt(...)` excluded some.
+pub fn generate(
+    f: &Func,
+    all_floats: Option<(&Func, Names)>,
+    names: Names,
+    user: &syn::ItemFn,
+) -> TokenStream {
     let a = analyze(f);
     let vis = &user.vis;
     let name = &user.sig.ident;
@@ -223,8 +241,22 @@ pub fn generate(f: &Func, names: Names, user: &syn::ItemFn) -> TokenStream {
     ];
     let grad = Emitter::new(f, &a, Mode::Grad, names.clone()).function(&grad_name, vis);
     let adjoint = Emitter::new(f, &a, Mode::Adjoint, names.clone()).function(&adjoint_name, vis);
-    let acc = Emitter::new(f, &a, Mode::AdjointAcc, names).function(&acc_name, vis);
+    let acc = Emitter::new(f, &a, Mode::AdjointAcc, names.clone()).function(&acc_name, vis);
+    let pullback_name = format_ident!("{}_pullback", name);
+    let pullback = match all_floats {
+        Some((g, g_names)) => {
+            let ga = analyze(g);
+            Emitter::new(g, &ga, Mode::Pullback, g_names).function(&pullback_name, vis)
+        }
+        None => Emitter::new(f, &a, Mode::Pullback, names).function(&pullback_name, vis),
+    };
+    let pullback_doc = format!(
+        " Pullback of [`{name}`] for differentiated callers: one entry per parameter, `()` for constants."
+    );
     quote! {
+        #[doc = #pullback_doc]
+        #[doc(hidden)]
+        #pullback
         #(#[doc = #grad_doc])*
         #grad
         #(#[doc = #adjoint_doc])*
@@ -341,6 +373,37 @@ impl Emitter<'_> {
                     #grad
                 }
             },
+            Mode::Pullback => {
+                let mut entries = Vec::new();
+                let mut tys = Vec::new();
+                for p in &self.f.params {
+                    match p.var {
+                        Some(v) => {
+                            let t = self.grad_ty(&p.shape);
+                            entries.push(if self.a.adj[v.0] {
+                                let d = self.adj(v);
+                                quote!(#d)
+                            } else {
+                                quote!(<#t as ::core::default::Default>::default())
+                            });
+                            tys.push(t);
+                        }
+                        None => {
+                            entries.push(quote!(()));
+                            tys.push(quote!(()));
+                        }
+                    }
+                }
+                quote! {
+                    #[allow(clippy::type_complexity, clippy::unused_unit)]
+                    #vis fn #name(#(#params,)* #seed_param) -> (#(#tys,)*) {
+                        #hoisted
+                        #forward
+                        #reverse
+                        (#(#entries,)*)
+                    }
+                }
+            }
             Mode::AdjointAcc => {
                 let mut buffer_params = Vec::new();
                 let mut checks = Vec::new();

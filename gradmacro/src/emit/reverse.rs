@@ -53,6 +53,11 @@ impl Emitter<'_> {
                     dst,
                     write: Write::Def,
                     ..
+                })
+                | Stmt::Call(Call {
+                    dst,
+                    write: Write::Def,
+                    ..
                 }) if !self.a.declared[dst.0] => *dst,
                 Stmt::Declare(v) => *v,
                 _ => continue,
@@ -175,6 +180,7 @@ impl Emitter<'_> {
                 }
                 out
             }
+            Stmt::Call(c) => self.rev_call(c),
             Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
         }
     }
@@ -190,7 +196,7 @@ impl Emitter<'_> {
                 vec![]
             };
         }
-        let args: Vec<TokenStream> = st.args.iter().map(|a| self.operand(a, true)).collect();
+        let args: Vec<TokenStream> = st.args.iter().map(|a| self.partial_operand(a)).collect();
         let dst_ident = self.f.var(dst).ident.clone();
         let uses = crate::analysis::partial_uses(st.prim);
         let contributing: Vec<usize> = (0..st.args.len())
@@ -319,6 +325,64 @@ impl Emitter<'_> {
             let old = self.restore_value(st.arr, key, st.ctx);
             out.push(quote!(#arr[#i] = #old;));
         }
+        out
+    }
+
+    /// `y = g(a, b)` backwards: `g_pullback` gives each argument's share, in
+    /// parameter order (`()` for parameters without one).
+    fn rev_call(&mut self, c: &Call) -> Vec<TokenStream> {
+        let dst = c.dst;
+        let saved = self.a.saves(self.f, dst, c.write);
+        let key = c as *const Call as WriteKey;
+        let mut out = Vec::new();
+        if !self.a.adj[dst.0] {
+            if saved {
+                out.push(self.restore(dst, key, c.ctx));
+            }
+            return out;
+        }
+        let d_dst = self.adj(dst);
+        let self_arg = c
+            .args
+            .iter()
+            .any(|a| matches!(a.adjoint, Some(Operand::Var(v)) if v == dst));
+        let seed = if self_arg || c.write == Write::Overwrite {
+            // The adjoint of the old value starts afresh.
+            let d_new = self.names.fresh(&format!("{d_dst}_new"));
+            out.push(quote!(let #d_new = #d_dst; #d_dst = 0.0;));
+            self.written.insert(dst);
+            d_new
+        } else {
+            d_dst
+        };
+        if saved {
+            out.push(self.restore(dst, key, c.ctx));
+        }
+        let mut pats = Vec::new();
+        let mut adds = Vec::new();
+        for (k, a) in c.args.iter().enumerate() {
+            let target = a
+                .adjoint
+                .as_ref()
+                .filter(|op| op.var().is_some_and(|v| self.a.adj[v.0]));
+            let Some(op) = target else {
+                pats.push(quote!(_));
+                continue;
+            };
+            let g = self.names.fresh(&format!("g{}", k + 1));
+            pats.push(quote!(#g));
+            let whole_array = matches!(op, Operand::Var(v) if self.f.var(*v).shape.is_array());
+            let place = self.adj_place(op).expect("an adjoint target");
+            adds.push(if whole_array {
+                quote!(for (d, g) in #place.iter_mut().zip(#g.iter()) { *d += *g; })
+            } else {
+                quote!(#place += #g;)
+            });
+        }
+        let pullback = &c.pullback;
+        let args: Vec<TokenStream> = c.args.iter().map(|a| a.value.tokens.clone()).collect();
+        out.push(quote!(let (#(#pats,)*) = #pullback(#(#args,)* #seed);));
+        out.extend(adds);
         out
     }
 

@@ -1,0 +1,185 @@
+//! `#[custom_adjoint(f)]`: the user writes `f`'s adjoint by hand, with the
+//! signature `#[differentiate]` would give it, and differentiated callers of
+//! `f` use it through the `f_pullback` generated here.
+
+use crate::ctxt::Ctxt;
+use crate::ir::Shape;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+
+/// `f` or `for = f`.
+struct Target(syn::Path);
+
+impl Parse for Target {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(syn::Token![for]) {
+            input.parse::<syn::Token![for]>()?;
+            input.parse::<syn::Token![=]>()?;
+        }
+        let path: syn::Path = input.parse()?;
+        if !input.is_empty() {
+            return Err(input.error("expected one function path: `#[custom_adjoint(softplus)]`"));
+        }
+        Ok(Target(path))
+    }
+}
+
+pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let target = match syn::parse2::<Target>(attr) {
+        Ok(t) => t.0,
+        Err(e) => {
+            let e = e.to_compile_error();
+            return quote!(#item #e);
+        }
+    };
+    let f: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new_spanned(&item, "`#[custom_adjoint]` applies to a function `fn f_adjoint(x: f64, ..., d_out: f64) -> ...`").to_compile_error();
+            return quote!(#item #e);
+        }
+    };
+    let mut cx = Ctxt::default();
+    let generated = pullback(&target, &f, &mut cx);
+    if cx.has_errors() {
+        let errors = cx.into_compile_errors();
+        return quote!(#f #errors);
+    }
+    quote!(#f #generated)
+}
+
+/// One parameter of the primal function, as the adjoint's signature shows it.
+struct Param {
+    ident: syn::Ident,
+    ty: syn::Type,
+    /// Float (scalar or array): it has a gradient entry.
+    float: Option<Shape>,
+}
+
+fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
+    let inputs: Vec<&syn::PatType> = f
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(r) => {
+                cx.error(r, "a custom adjoint is a free function, not a method");
+                None
+            }
+        })
+        .collect();
+    let Some((seed, params)) = inputs.split_last() else {
+        cx.error(&f.sig, "a custom adjoint takes the function's parameters followed by the output's adjoint: `fn f_adjoint(x: f64, d_out: f64) -> f64`");
+        return TokenStream::new();
+    };
+    let seed_ty = &seed.ty;
+    let float = match crate::signature::float_name(seed_ty) {
+        Some(t) => t,
+        None => {
+            cx.error(
+                seed_ty,
+                "the last parameter is the output's adjoint: it must be `f64` or `f32`",
+            );
+            return TokenStream::new();
+        }
+    };
+    let mut ps = Vec::new();
+    for p in params {
+        let ident = match &*p.pat {
+            syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => i.ident.clone(),
+            other => {
+                cx.error(other, "bind each parameter to a plain name");
+                continue;
+            }
+        };
+        match crate::signature::param_shape(&p.ty) {
+            Ok(shape) => ps.push(Param {
+                ident,
+                ty: (*p.ty).clone(),
+                float: shape,
+            }),
+            Err(msg) => cx.error(&p.ty, msg),
+        }
+    }
+    if cx.has_errors() {
+        return TokenStream::new();
+    }
+    let ty = format_ident!("{}", float);
+    let floats: Vec<&Param> = ps.iter().filter(|p| p.float.is_some()).collect();
+    if floats.is_empty() {
+        cx.error(
+            &f.sig.ident,
+            "the function has no float parameter: there is nothing to differentiate",
+        );
+        return TokenStream::new();
+    }
+    let entry_ty = |s: &Shape| match s {
+        Shape::Scalar => quote!(#ty),
+        Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
+        Shape::Array { len: Some(n) } => quote!([#ty; #n]),
+    };
+    let names: Vec<syn::Ident> = (0..floats.len())
+        .map(|i| format_ident!("g{}", i + 1))
+        .collect();
+    let grad_tys: Vec<TokenStream> = floats
+        .iter()
+        .map(|p| entry_ty(p.float.as_ref().expect("float")))
+        .collect();
+    let (pattern, annotation) = if floats.len() == 1 {
+        let (n, t) = (&names[0], &grad_tys[0]);
+        (quote!(#n), quote!(#t))
+    } else {
+        (quote!((#(#names),*)), quote!((#(#grad_tys),*)))
+    };
+    let mut names_iter = names.iter();
+    let mut entries = Vec::new();
+    let mut entry_tys = Vec::new();
+    for p in &ps {
+        match &p.float {
+            Some(s) => {
+                let n = names_iter.next().expect("one name per float");
+                entries.push(quote!(#n));
+                entry_tys.push(entry_ty(s));
+            }
+            None => {
+                entries.push(quote!(()));
+                entry_tys.push(quote!(()));
+            }
+        }
+    }
+    let vis = &f.vis;
+    let adjoint = &f.sig.ident;
+    let Some(last) = target.segments.last() else {
+        return TokenStream::new();
+    };
+    let pullback = format_ident!("{}_pullback", last.ident);
+    let idents: Vec<&syn::Ident> = ps.iter().map(|p| &p.ident).collect();
+    let tys: Vec<&syn::Type> = ps.iter().map(|p| &p.ty).collect();
+    let seed_name = format_ident!("d_out");
+    // The primal must take the same parameters and return the float: checked
+    // by the compiler, at the attribute's argument.
+    let check = quote_spanned!(target.span()=> const _: fn(#(#tys),*) -> #ty = #target;);
+    let ret_span = match &f.sig.output {
+        syn::ReturnType::Type(_, t) => t.span(),
+        syn::ReturnType::Default => f.sig.ident.span(),
+    };
+    let bind =
+        quote_spanned!(ret_span=> let #pattern: #annotation = #adjoint(#(#idents,)* #seed_name););
+    let doc = format!(
+        " Pullback of [`{}`] for differentiated callers, from [`{adjoint}`].",
+        target.to_token_stream()
+    );
+    quote! {
+        #check
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(clippy::type_complexity, clippy::unused_unit)]
+        #vis fn #pullback(#(#idents: #tys,)* #seed_name: #ty) -> (#(#entry_tys,)*) {
+            #bind
+            (#(#entries,)*)
+        }
+    }
+}
