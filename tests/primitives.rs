@@ -1345,26 +1345,45 @@ fn mul_add_path() {
 fn with_constant_arguments(x: f64) -> f64 {
     x.powf(2.5)
         + 2.0_f64.powf(x)
-        + x.log(3.0)
+        + 3.0_f64.log(x)
         + x.hypot(1.0)
         + x.mul_add(2.0, 1.0)
         + 0.5_f64.atan2(x)
+        + x.atan2(2.0)
+        + x.min(10.0)
 }
 #[test]
 fn binary_primitives_with_a_constant_argument() {
     check_unary(
-        "x.powf(2.5) + 2^x + log_3(x) + hypot(x, 1) + (2x + 1) + atan2(0.5, x)",
+        "x^2.5 + 2^x + log_x(3) + hypot(x, 1) + (2x + 1) + atan2(0.5, x) + atan2(x, 2) + min(x, 10)",
         with_constant_arguments,
         with_constant_arguments_grad,
         with_constant_arguments_adjoint,
         |x: f64| {
-            2.5 * x.powf(1.5)
-                + 2.0_f64.powf(x) * LN_2
-                + 1.0 / (x * 3.0_f64.ln())
+            let ln_x = x.ln();
+            2.5 * x.powf(1.5) + 2.0_f64.powf(x) * LN_2 - 3.0_f64.ln() / (x * ln_x * ln_x)
                 + x / (x * x + 1.0).sqrt()
                 + 2.0
                 - 0.5 / (x * x + 0.25)
+                + 2.0 / (x * x + 4.0)
+                + if x < 10.0 { 1.0 } else { 0.0 }
         },
+        &POS,
+    );
+}
+
+#[differentiate]
+fn log_literal_base(x: f64) -> f64 {
+    x.log(3.0)
+}
+#[test]
+fn log_with_an_unsuffixed_literal_base() {
+    check_unary(
+        "x.log(3.0)",
+        log_literal_base,
+        log_literal_base_grad,
+        log_literal_base_adjoint,
+        |x: f64| 1.0 / (x * 3.0_f64.ln()),
         &POS,
     );
 }
@@ -1424,6 +1443,7 @@ fn max_with_itself(x: f64) -> f64 {
 fn max_and_min_of_a_variable_with_itself() {
     // Whichever argument receives the derivative, the total is 1 for each.
     for x in [-1.5, 0.0, 2.0] {
+        assert_eq!(max_with_itself(x), 2.0 * x);
         assert_eq!(max_with_itself_grad(x), (2.0 * x, 2.0), "at {x}");
     }
 }
@@ -1830,6 +1850,7 @@ fn constant_function(x: f64) -> f64 {
 }
 #[test]
 fn constant_result_has_zero_gradient() {
+    assert_eq!(constant_function(1.3), 3.5);
     assert_eq!(constant_function_grad(1.3), (3.5, 0.0));
     assert_eq!(constant_function_adjoint(1.3, 2.5), 0.0);
 }

@@ -78,9 +78,17 @@ fn lower_until_stable(
 /// Placeholders with the right signatures, so that after an error the user sees
 /// only that error and not a cascade of "cannot find `f_grad`".
 fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
+    // With a parameter rejected, any placeholder would itself be wrong.
+    if sig.params.len() != f.sig.inputs.len() {
+        return TokenStream::new();
+    }
     let vis = &f.vis;
-    let grad = format_ident!("{}_grad", f.sig.ident);
-    let adjoint = format_ident!("{}_adjoint", f.sig.ident);
+    let name = &f.sig.ident;
+    let (grad, adjoint, acc) = (
+        format_ident!("{name}_grad"),
+        format_ident!("{name}_adjoint"),
+        format_ident!("{name}_adjoint_acc"),
+    );
     let ty = match sig.float {
         crate::ir::Float::F64 => quote!(f64),
         crate::ir::Float::F32 => quote!(f32),
@@ -93,21 +101,35 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
             quote!(_: #t)
         })
         .collect();
-    let n = sig
+    let diff: Vec<&signature::ParamSpec> = sig
         .params
         .iter()
         .filter(|p| p.kind == signature::ParamKind::Differentiable)
-        .count();
-    let g = if n == 1 {
-        ty.clone()
-    } else {
-        let tys = vec![ty.clone(); n];
-        quote!((#(#tys),*))
+        .collect();
+    let entry = |p: &signature::ParamSpec| match &p.shape {
+        crate::ir::Shape::Scalar => quote!(#ty),
+        crate::ir::Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
+        crate::ir::Shape::Array { len: Some(n) } => quote!([#ty; #n]),
     };
+    let entries: Vec<TokenStream> = diff.iter().map(|p| entry(p)).collect();
+    let g = if entries.len() == 1 {
+        entries[0].clone()
+    } else {
+        quote!((#(#entries),*))
+    };
+    let buffers: Vec<TokenStream> = diff
+        .iter()
+        .map(|p| match p.shape {
+            crate::ir::Shape::Scalar => quote!(_: &mut #ty),
+            _ => quote!(_: &mut [#ty]),
+        })
+        .collect();
     quote! {
-        #[allow(unused)]
+        #[allow(unused, clippy::too_many_arguments)]
         #vis fn #grad(#(#params),*) -> (#ty, #g) { ::core::unimplemented!() }
-        #[allow(unused)]
+        #[allow(unused, clippy::too_many_arguments)]
         #vis fn #adjoint(#(#params,)* _: #ty) -> #g { ::core::unimplemented!() }
+        #[allow(unused, clippy::too_many_arguments)]
+        #vis fn #acc(#(#params,)* _: #ty, #(#buffers),*) { ::core::unimplemented!() }
     }
 }

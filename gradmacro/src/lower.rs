@@ -425,6 +425,15 @@ impl<'a> Lowerer<'a> {
     }
 
     fn local(&mut self, local: &syn::Local) {
+        if let Some(init) = &local.init {
+            if let Some((else_token, _)) = &init.diverge {
+                self.cx.error(
+                    else_token,
+                    "`let ... else` is not supported: test the value with `if` instead",
+                );
+                return;
+            }
+        }
         let (pat, ty) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),

@@ -75,7 +75,17 @@ impl Lowerer<'_> {
         if let Some((value, len)) = repeat {
             if rename::mentions_active(&value, self) || rename::mentions_active(&len, self) {
                 self.cx.error(&value, "an array repeating a differentiated value is not supported: create it with a constant (`vec![0.0; n]`) and assign the elements");
-                return None;
+                // Reported: go on as if it were zeros, so no second error follows.
+                let init = Passive {
+                    tokens: quote!(::std::vec::Vec::new()),
+                    primary: true,
+                    reads: Vec::new(),
+                };
+                return Some(ArrayInit {
+                    init,
+                    len: None,
+                    elements: Vec::new(),
+                });
             }
             let v = self.passive(&value)?;
             let n = self.passive(&len)?;

@@ -114,13 +114,21 @@ impl Lowerer<'_> {
             }
             Expr::Match(_) => self.unsupported(e, "`match` is not supported on differentiated values: use `if` / `else if` with comparisons"),
             Expr::Index(ix) => self.index_read(ix, e),
-            Expr::Field(_) | Expr::Struct(_) | Expr::Tuple(_) | Expr::Array(_) | Expr::Repeat(_) => {
-                self.unsupported(e, "structs, tuples and arrays of differentiated values are not supported: use separate `f64` variables")
+            Expr::Field(f) if matches!(&*f.base, Expr::MethodCall(m) if Prim::from_method(&m.method.to_string()).is_none()) => {
+                // `x.sin_cos().0`: the method is the thing to explain.
+                self.expr(&f.base)
+            }
+            Expr::Field(_) | Expr::Struct(_) | Expr::Tuple(_) => {
+                self.unsupported(e, "tuples and structs of differentiated values are not supported: use separate `f64` variables")
+            }
+            Expr::Array(_) | Expr::Repeat(_) => {
+                self.unsupported(e, "an array of differentiated values must be a variable: `let v = [a, b];` then use `v[i]`")
             }
             Expr::Reference(_) => self.unsupported(e, "references to differentiated values are not supported: pass and use the `f64` by value"),
             Expr::Closure(_) => self.unsupported(e, "closures are not supported in a differentiated function: write the computation inline or in a separate function"),
             Expr::Macro(_) => self.unsupported(e, "macros are not supported in a differentiated function body: write the expression out"),
-            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => self.unsupported(e, "a loop has no float value: assign to a variable inside the loop and use it afterwards"),
+            Expr::Loop(_) => self.unsupported(e, "a `loop` used as a value (`break value`) is not supported: declare the variable before the loop, assign it inside, then `break`"),
+            Expr::While(_) | Expr::ForLoop(_) => self.unsupported(e, "a loop has no float value: assign to a variable inside the loop and use it afterwards"),
             Expr::Assign(_) => self.unsupported(e, "assignment inside an expression is not supported: assign in a statement of its own"),
             Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.unsupported(e, "`return`, `break` and `continue` are not supported inside an expression: use them as statements"),
             Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks are not supported in a differentiated function"),
@@ -193,13 +201,15 @@ impl Lowerer<'_> {
             );
         }
         let Some(prim) = Prim::from_method(&name) else {
-            self.cx.error(
-                &m.method,
-                format!(
+            let msg = match name.as_str() {
+                "sin_cos" => "`sin_cos` is not supported: call `x.sin()` and `x.cos()` separately"
+                    .to_string(),
+                _ => format!(
                     "`{name}` is not a differentiable float method; supported: {}",
                     supported_methods()
                 ),
-            );
+            };
+            self.cx.error(&m.method, msg);
             return self.passive_val_silent();
         };
         let args: Vec<&Expr> = std::iter::once(&*m.receiver).chain(m.args.iter()).collect();

@@ -158,6 +158,10 @@ impl Prim {
         }
     }
 
+    pub fn commutative(self) -> bool {
+        matches!(self, Add | Mul)
+    }
+
     /// The compound assignment performing this binary operation in place.
     pub fn compound(self) -> Option<TokenStream> {
         Some(match self {
@@ -290,7 +294,7 @@ impl Prim {
             Clamp => {
                 let (lo, hi) = (&a[1], &a[2]);
                 vec![
-                    when(quote!(#x >= #lo && #x <= #hi)),
+                    when(quote!((#lo..=#hi).contains(&#x))),
                     when(quote!(#x < #lo)),
                     when(quote!(#x > #hi)),
                 ]

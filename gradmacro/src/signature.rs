@@ -55,6 +55,9 @@ fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
         Type::Reference(r) if r.mutability.is_some() => {
             return Err("mutable parameters are not supported: a differentiated function cannot write into its inputs; take `&[f64]` and return values instead")
         }
+        Type::Reference(r) if simple_type(&r.elem).is_some() => {
+            return Err("pass scalars by value: `x: f64` rather than `x: &f64`")
+        }
         Type::Reference(r) => (&*r.elem, true),
         other => (other, false),
     };
@@ -117,6 +120,8 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         cx.error(&sig.generics, "generic functions cannot be differentiated: write the function for `f64` (or `f32`) directly");
+        // Its parameter and return types name the generics: no more to say.
+        return None;
     }
     if let Some(v) = &sig.variadic {
         cx.error(v, "variadic functions cannot be differentiated");

@@ -72,6 +72,13 @@ impl Emitter<'_> {
                         let rhs = &args[1];
                         return quote!(#save #dst #op #rhs;);
                     }
+                    if st.prim.commutative() && matches!(st.args[1], Operand::Var(v) if v == st.dst)
+                    {
+                        // `s = t + s` is `s += t`: IEEE addition and
+                        // multiplication are commutative, bit for bit.
+                        let rhs = &args[0];
+                        return quote!(#save #dst #op #rhs;);
+                    }
                 }
                 if self.declares_here(st.dst, st.write) {
                     let m = self.let_mut(st.dst);

@@ -355,6 +355,7 @@ impl Emitter<'_> {
                     quote!()
                 };
                 quote! {
+                    #[allow(clippy::too_many_arguments)]
                     #vis fn #name(#(#params),*) -> (#ty, #grad_ty) {
                         #hoisted
                         #forward
@@ -366,7 +367,8 @@ impl Emitter<'_> {
                 }
             }
             Mode::Adjoint => quote! {
-                #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
+                #[allow(clippy::too_many_arguments)]
+                    #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
                     #hoisted
                     #forward
                     #reverse
@@ -395,7 +397,7 @@ impl Emitter<'_> {
                     }
                 }
                 quote! {
-                    #[allow(clippy::type_complexity, clippy::unused_unit)]
+                    #[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
                     #vis fn #name(#(#params,)* #seed_param) -> (#(#tys,)*) {
                         #hoisted
                         #forward
@@ -424,6 +426,7 @@ impl Emitter<'_> {
                     }
                 }
                 quote! {
+                    #[allow(clippy::too_many_arguments)]
                     #vis fn #name(#(#params,)* #seed_param, #(#buffer_params),*) {
                         #(#checks)*
                         #hoisted
