@@ -6,6 +6,7 @@ use crate::ir::*;
 use crate::rules::{Partial, Prim};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
+use std::collections::{HashMap, HashSet};
 
 /// What one partial derivative of a primitive needs.
 pub struct PartialUse {
@@ -133,10 +134,18 @@ pub struct Analysis {
     pub replayed: Vec<bool>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
+    /// Writes whose old value nothing reads (see `unneeded_saves`).
+    unneeded: HashSet<usize>,
 }
 
 impl Analysis {
-    /// Whether this write of `dst` must record the value it destroys.
+    /// Whether the write statement `key` (see [`write_key`]) of `dst` must
+    /// record the value it destroys.
+    pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: usize) -> bool {
+        self.saves(f, dst, write) && !self.unneeded.contains(&key)
+    }
+
+    /// Whether a write of `dst` of this kind must record the value it destroys.
     pub fn saves(&self, f: &Func, dst: VarId, write: Write) -> bool {
         self.needed[dst.0]
             && !self.replayed[dst.0]
@@ -232,50 +241,12 @@ pub fn analyze(f: &Func) -> Analysis {
             }
         }
     }
-    walk(&f.body, &mut |s| match s {
-        Stmt::Step(st) if adj[st.dst.0] => {
-            let uses = partial_uses(st.prim);
-            for (a, pu) in st.args.iter().zip(&uses) {
-                let contributes = pu.nonzero && a.var().is_some_and(|v| adj[v.0]);
-                if !contributes {
-                    continue;
-                }
-                if let Operand::Elem(_, i) = a {
-                    need(&i.reads, &mut needed);
-                }
-                for &j in &pu.args {
-                    need(&st.args[j].reads(), &mut needed);
-                }
-                if pu.out {
-                    needed[st.dst.0] = true;
-                }
-            }
+    walk(&f.body, &mut |s| {
+        let (reads, out) = reverse_reads(s, &adj);
+        need(&reads, &mut needed);
+        if let (true, Some(dst)) = (out, written(s)) {
+            needed[dst.0] = true;
         }
-        Stmt::Store(s) if adj[s.arr.0] => {
-            need(&s.index.reads, &mut needed);
-            if let Operand::Elem(b, j) = &s.value {
-                if adj[b.0] {
-                    need(&j.reads, &mut needed);
-                }
-            }
-        }
-        Stmt::Push(p) if adj[p.arr.0] => {
-            if let Operand::Elem(b, j) = &p.value {
-                if adj[b.0] {
-                    need(&j.reads, &mut needed);
-                }
-            }
-        }
-        Stmt::Reduce(r) if adj[r.dst.0] && adj[r.arr.0] && r.op.reads_array() => {
-            needed[r.arr.0] = true;
-        }
-        // The pullback runs the callee again on the same arguments.
-        Stmt::Call(c) if adj[c.dst.0] => {
-            for a in &c.args {
-                need(&a.value.reads, &mut needed);
-            }
-        }
-        _ => {}
     });
     let mut replayed = vec![false; n];
     walk(&f.body, &mut |s| {
@@ -318,18 +289,20 @@ pub fn analyze(f: &Func) -> Analysis {
         restored: vec![false; n],
         replayed,
         writers: vec![0; n],
+        unneeded: HashSet::new(),
     };
+    unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     let mut restored = vec![false; n];
     let mut writers = vec![0; n];
     walk(&f.body, &mut |s| match s {
         Stmt::Step(st) => {
-            restored[st.dst.0] |= a.saves(f, st.dst, st.write);
+            restored[st.dst.0] |= a.saves_at(f, st.dst, st.write, write_key(s));
             writers[st.dst.0] += usize::from(a.contributes(st));
         }
-        Stmt::Assign(p) => restored[p.dst.0] |= a.saves(f, p.dst, p.write),
-        Stmt::Reduce(r) => restored[r.dst.0] |= a.saves(f, r.dst, r.write),
+        Stmt::Assign(p) => restored[p.dst.0] |= a.saves_at(f, p.dst, p.write, write_key(s)),
+        Stmt::Reduce(r) => restored[r.dst.0] |= a.saves_at(f, r.dst, r.write, write_key(s)),
         Stmt::Call(c) => {
-            restored[c.dst.0] |= a.saves(f, c.dst, c.write);
+            restored[c.dst.0] |= a.saves_at(f, c.dst, c.write, write_key(s));
             writers[c.dst.0] += 1;
         }
         Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves(f, d.dst, d.write),
@@ -345,6 +318,114 @@ pub fn analyze(f: &Func) -> Analysis {
     a.restored = restored;
     a.writers = writers;
     a
+}
+
+/// The primal values the reverse of `s` reads (operands of its partials,
+/// indices of its adjoint targets, arguments of a pullback), and whether it
+/// reads the value it wrote itself.
+fn reverse_reads(s: &Stmt, adj: &[bool]) -> (Vec<VarId>, bool) {
+    let mut reads = Vec::new();
+    let mut out = false;
+    let elem_index = |a: &Operand, reads: &mut Vec<VarId>| {
+        if let Operand::Elem(b, j) = a {
+            if adj[b.0] {
+                reads.extend(j.reads.iter().copied());
+            }
+        }
+    };
+    match s {
+        Stmt::Step(st) if adj[st.dst.0] => {
+            let uses = partial_uses(st.prim);
+            for (a, pu) in st.args.iter().zip(&uses) {
+                let contributes = pu.nonzero && a.var().is_some_and(|v| adj[v.0]);
+                if !contributes {
+                    continue;
+                }
+                elem_index(a, &mut reads);
+                for &j in &pu.args {
+                    reads.extend(st.args[j].reads());
+                }
+                out |= pu.out;
+            }
+        }
+        Stmt::Store(s) if adj[s.arr.0] => {
+            reads.extend(s.index.reads.iter().copied());
+            elem_index(&s.value, &mut reads);
+        }
+        Stmt::Push(p) if adj[p.arr.0] => elem_index(&p.value, &mut reads),
+        Stmt::Reduce(r) if adj[r.dst.0] && adj[r.arr.0] && r.op.reads_array() => {
+            reads.push(r.arr);
+        }
+        // The pullback runs the callee again on the same arguments.
+        Stmt::Call(c) if adj[c.dst.0] => {
+            for a in &c.args {
+                reads.extend(a.value.reads.iter().copied());
+            }
+        }
+        _ => {}
+    }
+    (reads, out)
+}
+
+/// The variable a simple statement writes.
+fn written(s: &Stmt) -> Option<VarId> {
+    match s {
+        Stmt::Step(st) => Some(st.dst),
+        Stmt::Assign(a) => Some(a.dst),
+        Stmt::Reduce(r) => Some(r.dst),
+        Stmt::Call(c) => Some(c.dst),
+        _ => None,
+    }
+}
+
+/// Identifies a write statement (its address, stable while `f` is borrowed).
+pub fn write_key(s: &Stmt) -> usize {
+    match s {
+        Stmt::Step(st) => st as *const Step as usize,
+        Stmt::Assign(a) => a as *const PassiveAssign as usize,
+        Stmt::Reduce(r) => r as *const Reduce as usize,
+        Stmt::Call(c) => c as *const Call as usize,
+        _ => 0,
+    }
+}
+
+/// Overwrites whose old value nothing reads. Within one block, when `v` is
+/// written at `p` and overwritten at `w` with nothing in between reading `v`
+/// backwards, `p`'s own reverse not reading its output, and `w` not reading
+/// the old `v` itself, the value `w` destroys is never needed: `s *= x;
+/// s += 1.0;` records `s` once per iteration, not twice.
+fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<usize>) {
+    let mut last: HashMap<VarId, (bool, bool)> = HashMap::new(); // var -> (prev reads out, read since)
+    for s in &b.stmts {
+        match s {
+            Stmt::If(i) => {
+                unneeded_saves(&i.then, adj, out);
+                unneeded_saves(&i.els, adj, out);
+                last.clear();
+                continue;
+            }
+            Stmt::Loop(l) => {
+                unneeded_saves(&l.body, adj, out);
+                last.clear();
+                continue;
+            }
+            _ => {}
+        }
+        let (reads, reads_out) = reverse_reads(s, adj);
+        for v in &reads {
+            if let Some(entry) = last.get_mut(v) {
+                entry.1 = true;
+            }
+        }
+        if let Some(v) = written(s) {
+            if let Some(&(prev_out, read_since)) = last.get(&v) {
+                if !prev_out && !read_since && !reads.contains(&v) {
+                    out.insert(write_key(s));
+                }
+            }
+            last.insert(v, (reads_out, false));
+        }
+    }
 }
 
 fn fixpoint(mut step: impl FnMut() -> bool) {

@@ -227,7 +227,7 @@ impl Emitter<'_> {
 
     /// Records the value about to be overwritten, if the reverse sweep restores it.
     fn save(&mut self, v: VarId, key: WriteKey, ctx: Ctx, write: Write) -> TokenStream {
-        if !self.a.saves(self.f, v, write) {
+        if !self.a.saves_at(self.f, v, write, key) {
             return quote!();
         }
         let var = self.var(v);

@@ -79,7 +79,10 @@ impl Emitter<'_> {
         match s {
             Stmt::Step(st) => self.rev_step(st),
             Stmt::Assign(p) => {
-                if self.a.saves(self.f, p.dst, p.write) {
+                if self
+                    .a
+                    .saves_at(self.f, p.dst, p.write, p as *const _ as WriteKey)
+                {
                     vec![self.restore(p.dst, p as *const _ as WriteKey, p.ctx)]
                 } else {
                     vec![]
@@ -175,7 +178,10 @@ impl Emitter<'_> {
                         self.written.insert(r.dst);
                     }
                 }
-                if self.a.saves(self.f, r.dst, r.write) {
+                if self
+                    .a
+                    .saves_at(self.f, r.dst, r.write, r as *const Reduce as WriteKey)
+                {
                     out.push(self.restore(r.dst, r as *const Reduce as WriteKey, r.ctx));
                 }
                 out
@@ -187,7 +193,9 @@ impl Emitter<'_> {
 
     fn rev_step(&mut self, st: &Step) -> Vec<TokenStream> {
         let dst = st.dst;
-        let saved = self.a.saves(self.f, dst, st.write);
+        let saved = self
+            .a
+            .saves_at(self.f, dst, st.write, st as *const Step as WriteKey);
         let key = st as *const Step as WriteKey;
         if !self.a.adj[dst.0] {
             return if saved {
@@ -332,7 +340,9 @@ impl Emitter<'_> {
     /// parameter order (`()` for parameters without one).
     fn rev_call(&mut self, c: &Call) -> Vec<TokenStream> {
         let dst = c.dst;
-        let saved = self.a.saves(self.f, dst, c.write);
+        let saved = self
+            .a
+            .saves_at(self.f, dst, c.write, c as *const Call as WriteKey);
         let key = c as *const Call as WriteKey;
         let mut out = Vec::new();
         if !self.a.adj[dst.0] {
