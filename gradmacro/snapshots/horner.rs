@@ -12,9 +12,7 @@ fn horner(x: f64, c: &[f64]) -> f64 {
 fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
-    let mut iters1 = 0;
     for k in (0..c.len()).rev() {
-        iters1 += 1;
         let t1 = acc * x;
         tape_acc.push(acc);
         acc = t1 + c[k];
@@ -23,7 +21,7 @@ fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
     let mut d_out: f64 = 1.0;
     let mut d_x: f64 = 0.0;
     let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
-    for k in c.len() - iters1..c.len() {
+    for k in 0..c.len() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
         d_c[k] += d_out;
@@ -40,16 +38,14 @@ fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
 fn horner_adjoint(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f64>) {
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
-    let mut iters1 = 0;
     for k in (0..c.len()).rev() {
-        iters1 += 1;
         let t1 = acc * x;
         tape_acc.push(acc);
         acc = t1 + c[k];
     }
     let mut d_x: f64 = 0.0;
     let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
-    for k in c.len() - iters1..c.len() {
+    for k in 0..c.len() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
         d_c[k] += d_out;
@@ -81,14 +77,12 @@ fn horner_adjoint_acc(
     );
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
-    let mut iters1 = 0;
     for k in (0..c.len()).rev() {
-        iters1 += 1;
         let t1 = acc * x;
         tape_acc.push(acc);
         acc = t1 + c[k];
     }
-    for k in c.len() - iters1..c.len() {
+    for k in 0..c.len() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
         d_c[k] += d_out;
@@ -104,16 +98,14 @@ fn horner_adjoint_acc(
 fn horner_pullback(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f64>) {
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
-    let mut iters1 = 0;
     for k in (0..c.len()).rev() {
-        iters1 += 1;
         let t1 = acc * x;
         tape_acc.push(acc);
         acc = t1 + c[k];
     }
     let mut d_x: f64 = 0.0;
     let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
-    for k in c.len() - iters1..c.len() {
+    for k in 0..c.len() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
         d_c[k] += d_out;

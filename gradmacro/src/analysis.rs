@@ -130,8 +130,12 @@ pub struct Analysis {
     pub declared: Vec<bool>,
     /// Some write of the variable records the old value.
     pub restored: Vec<bool>,
-    /// A loop binding the reverse sweep rebuilds from the iteration count.
+    /// A loop binding the reverse sweep rebuilds (from the iteration count, or
+    /// by running the range backwards).
     pub replayed: Vec<bool>,
+    /// Loops the reverse sweep runs over their own range backwards, recording
+    /// nothing: they never break and their range cannot change.
+    pub reversible: HashSet<SiteId>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
@@ -248,8 +252,36 @@ pub fn analyze(f: &Func) -> Analysis {
             needed[dst.0] = true;
         }
     });
+    let mut reversible = HashSet::new();
+    reversible_loops(f, &f.body, &mut Vec::new(), &mut reversible);
+    walk(&f.body, &mut |s| {
+        if let Stmt::Loop(Loop {
+            site,
+            kind: LoopKind::For {
+                reversed: Some(r), ..
+            },
+            ..
+        }) = s
+        {
+            if reversible.contains(site) {
+                need(&r.reads, &mut needed);
+            }
+        }
+    });
     let mut replayed = vec![false; n];
     walk(&f.body, &mut |s| {
+        if let Stmt::Loop(Loop {
+            site,
+            kind: LoopKind::For {
+                binding: Some(v), ..
+            },
+            ..
+        }) = s
+        {
+            if reversible.contains(site) {
+                replayed[v.0] = true;
+            }
+        }
         if let Stmt::Loop(Loop {
             kind:
                 LoopKind::For {
@@ -288,6 +320,7 @@ pub fn analyze(f: &Func) -> Analysis {
         declared,
         restored: vec![false; n],
         replayed,
+        reversible,
         writers: vec![0; n],
         unneeded: HashSet::new(),
     };
@@ -365,6 +398,67 @@ fn reverse_reads(s: &Stmt, adj: &[bool]) -> (Vec<VarId>, bool) {
         _ => {}
     }
     (reads, out)
+}
+
+/// Finds the `for` loops whose reverse can run their range backwards: no
+/// `break` or `return` leaves them, and every variable their range reads is
+/// written once outside all loops, or is the binding of an enclosing loop that
+/// the reverse sweep rebuilds too. `bound` holds those enclosing bindings.
+fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashSet<SiteId>) {
+    for s in &b.stmts {
+        match s {
+            Stmt::If(i) => {
+                reversible_loops(f, &i.then, bound, out);
+                reversible_loops(f, &i.els, bound, out);
+            }
+            Stmt::Loop(l) => {
+                let mut pushed = false;
+                if let LoopKind::For {
+                    reversed: Some(r),
+                    binding,
+                    replay,
+                    ..
+                } = &l.kind
+                {
+                    let fixed = |v: &VarId| {
+                        bound.contains(v)
+                            || (!f.var(*v).reassigned && f.var(*v).decl.loop_depth == 0)
+                    };
+                    if !breaks(&l.body) && r.reads.iter().all(fixed) {
+                        out.insert(l.site);
+                    }
+                    if let (Some(v), true) = (binding, out.contains(&l.site) || replay.is_some()) {
+                        bound.push(*v);
+                        pushed = true;
+                    }
+                }
+                reversible_loops(f, &l.body, bound, out);
+                if pushed {
+                    bound.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Does `b` leave the loop whose body it is (`break`, or `return` anywhere)?
+fn breaks(b: &Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Stmt::Exit(Exit::Break | Exit::Return) => true,
+        Stmt::If(i) => breaks(&i.then) || breaks(&i.els),
+        Stmt::Loop(l) => returns(&l.body),
+        _ => false,
+    })
+}
+
+fn returns(b: &Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Stmt::Exit(Exit::Return) => true,
+        Stmt::If(i) => returns(&i.then) || returns(&i.els),
+        Stmt::Loop(l) => returns(&l.body),
+        _ => false,
+    })
 }
 
 /// The variable a simple statement writes.

@@ -173,6 +173,10 @@ pub enum LoopKind {
         /// from an end) that cannot change, the reverse sweep rebuilds it from
         /// the iteration count instead of recording it.
         replay: Option<Replay>,
+        /// The same values in reverse order (`(a..b).rev()` for `a..b`): used
+        /// by the reverse sweep when the loop never breaks and the range
+        /// cannot change, so not even the count is recorded.
+        reversed: Option<Passive>,
     },
     While {
         cond: Passive,

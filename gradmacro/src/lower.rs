@@ -907,12 +907,24 @@ impl<'a> Lowerer<'a> {
                 Some(v) if !self.vars[v.0].reassigned => replay_of(&f.expr),
                 _ => None,
             };
+            let reversed = match binding {
+                Some(v) if self.vars[v.0].reassigned => None,
+                _ => syn::parse2::<syn::Expr>(iter.tokens.clone())
+                    .ok()
+                    .and_then(|e| reversed_range(&e))
+                    .map(|tokens| Passive {
+                        tokens,
+                        primary: true,
+                        reads: iter.reads.clone(),
+                    }),
+            };
             self.cur.push(Stmt::Loop(Loop {
                 site,
                 kind: LoopKind::For {
                     binding,
                     iter,
                     replay,
+                    reversed,
                 },
                 body,
                 ctx: self.ctx,
@@ -971,6 +983,25 @@ impl<'a> Lowerer<'a> {
         }
         self.cur.push(Stmt::Exit(kind));
         self.diverged = true;
+    }
+}
+
+/// `a..b` and `a..=b` run backwards as `(a..b).rev()`, and `(a..b).rev()` as
+/// `a..b` (the tokens are already renamed).
+fn reversed_range(e: &syn::Expr) -> Option<TokenStream> {
+    let full = |r: &syn::ExprRange| r.start.is_some() && r.end.is_some();
+    match strip(e) {
+        syn::Expr::Range(r) if full(r) => {
+            let r = r.to_token_stream();
+            Some(quote::quote!((#r).rev()))
+        }
+        syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+            match strip(&m.receiver) {
+                syn::Expr::Range(r) if full(r) => Some(r.to_token_stream()),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

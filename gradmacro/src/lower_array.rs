@@ -411,10 +411,10 @@ impl Lowerer<'_> {
             _ => unreachable!("one or two sources"),
         };
         let reads: Vec<VarId> = sources.iter().map(|w| w.arr).collect();
-        let iter = if rev {
-            quote!((0..#len).rev())
+        let (iter, back) = if rev {
+            (quote!((0..#len).rev()), quote!(0..#len))
         } else {
-            quote!(0..#len)
+            (quote!(0..#len), quote!((0..#len).rev()))
         };
         // Replaying the index needs its range fixed: true of parameters.
         let fixed = sources.iter().all(|w| self.is_param(w.arr));
@@ -495,9 +495,14 @@ impl Lowerer<'_> {
                 iter: Passive {
                     tokens: iter,
                     primary: false,
-                    reads,
+                    reads: reads.clone(),
                 },
                 replay,
+                reversed: Some(Passive {
+                    tokens: back,
+                    primary: false,
+                    reads,
+                }),
             },
             body,
             ctx: self.ctx,

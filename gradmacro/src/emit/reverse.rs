@@ -123,6 +123,25 @@ impl Emitter<'_> {
                 if body.is_empty() {
                     return vec![];
                 }
+                if let (
+                    true,
+                    LoopKind::For {
+                        reversed: Some(r),
+                        binding,
+                        ..
+                    },
+                ) = (self.a.reversible.contains(&l.site), &l.kind)
+                {
+                    let pat = match binding {
+                        Some(v) => {
+                            let i = self.var(*v);
+                            quote!(#i)
+                        }
+                        None => quote!(_),
+                    };
+                    let r = &r.tokens;
+                    return vec![quote!(for #pat in #r { #(#body)* })];
+                }
                 let typed = replay.is_none();
                 let count = self.count_read(l.site, l.ctx, typed);
                 match replay {
