@@ -63,6 +63,8 @@ mod check;
 mod fd;
 mod float;
 mod grad;
+#[cfg(feature = "libm")]
+pub mod special;
 mod step;
 
 pub use check::{check_gradient, GradientCheck, ParamCheck};

@@ -75,12 +75,12 @@ pub fn walk<'a>(block: &'a Block, f: &mut impl FnMut(&'a Stmt)) {
 
 /// A statement seen as data flow: `dst` gets a value from `srcs` (operands
 /// whose partial is nonzero). Control flow and passive code are not flows.
-struct Flow<'a> {
+struct Flow {
     dst: VarId,
-    srcs: Vec<&'a Operand>,
+    srcs: Vec<VarId>,
 }
 
-fn flows(f: &Func) -> Vec<Flow<'_>> {
+fn flows(f: &Func) -> Vec<Flow> {
     let mut out = Vec::new();
     walk(&f.body, &mut |s| match s {
         Stmt::Step(st) => {
@@ -90,17 +90,17 @@ fn flows(f: &Func) -> Vec<Flow<'_>> {
                 .iter()
                 .zip(&uses)
                 .filter(|(_, u)| u.nonzero)
-                .map(|(a, _)| a)
+                .filter_map(|(a, _)| a.var())
                 .collect();
             out.push(Flow { dst: st.dst, srcs });
         }
         Stmt::Store(s) => out.push(Flow {
             dst: s.arr,
-            srcs: vec![&s.value],
+            srcs: s.value.var().into_iter().collect(),
         }),
         Stmt::Push(p) => out.push(Flow {
             dst: p.arr,
-            srcs: vec![&p.value],
+            srcs: p.value.var().into_iter().collect(),
         }),
         Stmt::Reduce(r) => out.push(Flow {
             dst: r.dst,
@@ -108,7 +108,7 @@ fn flows(f: &Func) -> Vec<Flow<'_>> {
         }),
         Stmt::Call(c) => out.push(Flow {
             dst: c.dst,
-            srcs: c.args.iter().filter_map(|a| a.adjoint.as_ref()).collect(),
+            srcs: c.args.iter().filter_map(CallArg::target).collect(),
         }),
         _ => {}
     });
@@ -120,6 +120,8 @@ pub struct Analysis {
     pub adj: Vec<bool>,
     /// The reverse sweep reads the variable's primal value.
     pub needed: Vec<bool>,
+    /// An array with an adjoint: the reverse sweep sizes the adjoint from it.
+    pub scoped: Vec<bool>,
     /// Declared inside a construct but used by the reverse sweep: declared at
     /// the top of the function instead.
     pub hoisted: Vec<bool>,
@@ -153,6 +155,13 @@ impl Analysis {
     pub fn saves(&self, f: &Func, dst: VarId, write: Write) -> bool {
         self.needed[dst.0]
             && !self.replayed[dst.0]
+            && (write == Write::Overwrite || f.var(dst).decl.loop_depth > 0)
+    }
+
+    /// Whether re-creating the array `dst` must record the old array (moved,
+    /// not copied): the reverse sweep sizes its adjoint from it, or reads it.
+    pub fn saves_array(&self, f: &Func, dst: VarId, write: Write) -> bool {
+        (self.needed[dst.0] || self.scoped[dst.0])
             && (write == Write::Overwrite || f.var(dst).decl.loop_depth > 0)
     }
 
@@ -195,7 +204,7 @@ pub fn analyze(f: &Func) -> Analysis {
     fixpoint(|| {
         let mut changed = false;
         for fl in &flows {
-            if !varied[fl.dst.0] && fl.srcs.iter().any(|a| a.var().is_some_and(|v| varied[v.0])) {
+            if !varied[fl.dst.0] && fl.srcs.iter().any(|v| varied[v.0]) {
                 varied[fl.dst.0] = true;
                 changed = true;
             }
@@ -215,7 +224,7 @@ pub fn analyze(f: &Func) -> Analysis {
         let mut marks = Vec::new();
         for fl in &flows {
             if useful[fl.dst.0] {
-                marks.extend(fl.srcs.iter().filter_map(|a| a.var()));
+                marks.extend(fl.srcs.iter().copied());
             }
         }
         for &(dst, arr) in &reduce_srcs {
@@ -238,12 +247,7 @@ pub fn analyze(f: &Func) -> Analysis {
     // an array created in a loop is restored whole for each iteration.
     let mut scoped = vec![false; n];
     for (i, v) in f.vars.iter().enumerate() {
-        if adj[i] && v.shape.is_array() {
-            scoped[i] = true;
-            if v.decl.loop_depth > 0 {
-                needed[i] = true;
-            }
-        }
+        scoped[i] = adj[i] && v.shape.is_array();
     }
     walk(&f.body, &mut |s| {
         let (reads, out) = reverse_reads(s, &adj);
@@ -314,6 +318,7 @@ pub fn analyze(f: &Func) -> Analysis {
     let mut a = Analysis {
         adj,
         needed,
+        scoped,
         hoisted,
         live_grad,
         live_adjoint,
@@ -338,7 +343,7 @@ pub fn analyze(f: &Func) -> Analysis {
             restored[c.dst.0] |= a.saves_at(f, c.dst, c.write, write_key(s));
             writers[c.dst.0] += 1;
         }
-        Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves(f, d.dst, d.write),
+        Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves_array(f, d.dst, d.write),
         Stmt::Store(s) => restored[s.arr.0] |= a.saves_element(s.arr),
         Stmt::Loop(Loop {
             kind: LoopKind::For {

@@ -134,20 +134,34 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
     } else {
         (quote!((#(#names),*)), quote!((#(#grad_tys),*)))
     };
+    // One slot per parameter, as `#[differentiate]`'s pullbacks take them.
     let mut names_iter = names.iter();
-    let mut entries = Vec::new();
-    let mut entry_tys = Vec::new();
-    for p in &ps {
+    let mut slots = Vec::new();
+    let mut adds = Vec::new();
+    for (k, p) in ps.iter().enumerate() {
+        let slot = format_ident!("d{}", k + 1);
         match &p.float {
-            Some(s) => {
+            Some(Shape::Scalar) => {
                 let n = names_iter.next().expect("one name per float");
-                entries.push(quote!(#n));
-                entry_tys.push(entry_ty(s));
+                slots.push(quote!(#slot: ::core::option::Option<&mut #ty>));
+                adds.push(quote! {
+                    if let ::core::option::Option::Some(b) = #slot {
+                        *b += #n;
+                    }
+                });
             }
-            None => {
-                entries.push(quote!(()));
-                entry_tys.push(quote!(()));
+            Some(_) => {
+                let n = names_iter.next().expect("one name per float");
+                slots.push(quote!(#slot: ::core::option::Option<&mut [#ty]>));
+                adds.push(quote! {
+                    if let ::core::option::Option::Some(b) = #slot {
+                        for (b, g) in b.iter_mut().zip(#n.iter()) {
+                            *b += *g;
+                        }
+                    }
+                });
             }
+            None => slots.push(quote!(_: ())),
         }
     }
     let vis = &f.vis;
@@ -176,10 +190,10 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
         #check
         #[doc = #doc]
         #[doc(hidden)]
-        #[allow(clippy::type_complexity, clippy::unused_unit)]
-        #vis fn #pullback(#(#idents: #tys,)* #seed_name: #ty) -> (#(#entry_tys,)*) {
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #pullback(#(#idents: #tys,)* #seed_name: #ty, #(#slots),*) {
             #bind
-            (#(#entries,)*)
+            #(#adds)*
         }
     }
 }

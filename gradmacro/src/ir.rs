@@ -51,6 +51,11 @@ pub struct Var {
     /// Bound by a desugared `for x in v.iter()`: the user's code sees a
     /// reference, so `*x` must read as `x`.
     pub deref_transparent: bool,
+    /// An array known to hold floats (`&[f64]`, `vec![0.0; n]`).
+    pub float_elems: bool,
+    /// An owned `Vec` (a local buffer or a `Vec<f64>` parameter): passed to a
+    /// call by value, it is cloned, since the reverse sweep passes it again.
+    pub owned_vec: bool,
     /// Context of the block that declares it.
     pub decl: Ctx,
     /// Written after its first assignment (needs `let mut`).
@@ -218,11 +223,36 @@ pub struct Call {
 
 #[derive(Clone, Debug)]
 pub struct CallArg {
-    /// The argument as passed (`x`, `&w`, `2.0 * n as f64`).
+    /// The argument as passed (`x`, `&w`, `&x[1..]`, `2.0 * n as f64`).
     pub value: Passive,
-    /// What receives this argument's share of the adjoint: a scalar, an
-    /// element, or a whole array.
-    pub adjoint: Option<Operand>,
+    pub share: Share,
+}
+
+/// Where an argument's share of the adjoint goes.
+#[derive(Clone, Debug)]
+pub enum Share {
+    /// Nowhere: the caller passes `Default::default()` for its slot.
+    None,
+    /// A scalar or an element (`d_x`, `d_v[i]`).
+    Scalar(Operand),
+    /// A whole array (`d_w`).
+    Array(VarId),
+    /// Part of an array, `&w[range]` (`d_w[range]`).
+    Slice(VarId, Passive),
+    /// Nowhere, but the callee expects a float slice of this length: the
+    /// caller lends a scratch buffer instead of making it allocate one.
+    Scratch(TokenStream),
+}
+
+impl CallArg {
+    /// The variable whose adjoint receives this argument's share.
+    pub fn target(&self) -> Option<VarId> {
+        match &self.share {
+            Share::Scalar(op) => op.var(),
+            Share::Array(v) | Share::Slice(v, _) => Some(*v),
+            Share::None | Share::Scratch(_) => None,
+        }
+    }
 }
 
 /// How the reverse sweep rebuilds a `for` loop's binding.

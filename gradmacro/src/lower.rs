@@ -123,6 +123,8 @@ pub(crate) fn lower(
         let v = l.declare(&p.ident, kind, p.ident.span());
         l.assigned[v.0] = Assigned::Yes;
         l.vars[v.0].shape = p.shape.clone();
+        l.vars[v.0].float_elems = p.kind != ParamKind::Passive;
+        l.vars[v.0].owned_vec = p.ty.to_token_stream().to_string().starts_with("Vec");
         l.params.push(v);
         params.push(Param {
             ident: l.vars[v.0].ident.clone(),
@@ -209,6 +211,8 @@ impl<'a> Lowerer<'a> {
             kind,
             shape: Shape::Scalar,
             deref_transparent: false,
+            float_elems: false,
+            owned_vec: false,
             decl: self.ctx,
             reassigned: false,
             ty: None,

@@ -144,6 +144,8 @@ impl Lowerer<'_> {
             return;
         }
         let write = self.write_kind(v);
+        self.vars[v.0].owned_vec = a.len.is_none();
+        self.vars[v.0].float_elems |= self.is_active(v) || has_float_literal(&a.init.tokens);
         self.vars[v.0].shape = Shape::Array { len: a.len };
         self.cur.push(Stmt::ArrayDef(ArrayDef {
             dst: v,
@@ -297,7 +299,30 @@ impl Lowerer<'_> {
         let Some(arr) = self.array_var(&m.receiver) else {
             return false;
         };
-        if !self.is_active(arr) {
+        const MUTATING: &[&str] = &[
+            "pop",
+            "clear",
+            "truncate",
+            "insert",
+            "remove",
+            "swap",
+            "swap_remove",
+            "sort",
+            "sort_by",
+            "reverse",
+            "resize",
+            "extend",
+            "extend_from_slice",
+            "retain",
+            "drain",
+            "fill",
+            "append",
+            "rotate_left",
+            "rotate_right",
+            "iter_mut",
+            "copy_from_slice",
+        ];
+        if !self.is_active(arr) || !MUTATING.contains(&m.method.to_string().as_str()) {
             return false;
         }
         self.cx.error(&m.method, format!("`{}` on a differentiated array is not supported: build arrays with `vec![0.0; n]`, index assignment and `push`", m.method));
@@ -364,9 +389,6 @@ impl Lowerer<'_> {
                 Some(a) => sources.push(a),
                 None => return false,
             }
-        }
-        if !sources.iter().any(|w| w.active) {
-            return false;
         }
         // Element patterns, after the optional index of `enumerate`.
         let (index_pat, elem_pats): (Option<&syn::Pat>, Vec<&syn::Pat>) = {
@@ -548,4 +570,16 @@ fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
     input.parse::<syn::Token![;]>()?;
     let len: Expr = input.parse()?;
     Ok((value, len))
+}
+
+/// Whether passive code contains a float literal (`vec![0.0; n]` holds floats).
+fn has_float_literal(ts: &TokenStream) -> bool {
+    ts.clone().into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Literal(l) => {
+            let s = l.to_string();
+            s.contains('.') || s.ends_with("f64") || s.ends_with("f32")
+        }
+        proc_macro2::TokenTree::Group(g) => has_float_literal(&g.stream()),
+        _ => false,
+    })
 }

@@ -2,7 +2,7 @@
 //! become primitive steps; everything that does not depend on an active value is
 //! kept verbatim as passive code.
 
-use crate::ir::{CallArg, Float, Operand, Passive};
+use crate::ir::{CallArg, Float, Operand, Passive, Share};
 use crate::lower::{Lowerer, Val};
 use crate::rename::{self, Binding, Resolve};
 use crate::rules::Prim;
@@ -268,39 +268,28 @@ impl Lowerer<'_> {
             self.cx.error(&c.func, "only plain function paths (`f(x)`, `module::f(x)`) can be called with a differentiated argument");
             return self.passive_val_silent();
         }
-        if matches!(name.as_str(), "no_grad" | "detach") && c.args.len() == 1 {
+        let segs = &p.path.segments;
+        let stop = matches!(name.as_str(), "no_grad" | "detach")
+            && (segs.len() == 1 || segs[segs.len() - 2].ident == "gradmacro_runtime");
+        if stop && c.args.len() == 1 {
             // The gradient stops here on purpose: the value is a constant.
             return self.passive_val(e);
         }
         let mut args = Vec::new();
         for a in &c.args {
+            if let Some(arg) = self.array_arg(a) {
+                args.push(arg);
+                continue;
+            }
             if !rename::mentions_active(a, self) {
                 let Some(value) = self.passive(a) else {
                     return self.passive_val_silent();
                 };
                 args.push(CallArg {
                     value,
-                    adjoint: None,
+                    share: Share::None,
                 });
                 continue;
-            }
-            let stripped = match crate::lower::strip(a) {
-                Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
-                other => other,
-            };
-            if let Some(arr) =
-                rename::local_name(stripped).and_then(|n| self.resolve(&n.to_string()))
-            {
-                if self.vars[arr.0].shape.is_array() {
-                    let Some(value) = self.passive_array_arg(a) else {
-                        return self.passive_val_silent();
-                    };
-                    args.push(CallArg {
-                        value,
-                        adjoint: Some(Operand::Var(arr)),
-                    });
-                    continue;
-                }
             }
             let val = self.expr(a);
             let op = self.operand(val);
@@ -322,7 +311,7 @@ impl Lowerer<'_> {
                     primary: true,
                     reads: op.reads(),
                 },
-                adjoint: Some(op),
+                share: Share::Scalar(op),
             });
         }
         let mut pullback = p.path.clone();
@@ -340,14 +329,59 @@ impl Lowerer<'_> {
         })
     }
 
-    /// An array passed whole (`&w`, `w`), renamed.
-    fn passive_array_arg(&mut self, a: &Expr) -> Option<Passive> {
+    /// An array argument: `w`, `&w`, or a part of one, `&w[a..b]`.
+    fn array_arg(&mut self, a: &Expr) -> Option<CallArg> {
+        let (inner, by_ref) = match crate::lower::strip(a) {
+            Expr::Reference(r) if r.mutability.is_none() => (crate::lower::strip(&r.expr), true),
+            other => (other, false),
+        };
+        let (base, range) = match inner {
+            Expr::Index(ix) if matches!(crate::lower::strip(&ix.index), Expr::Range(_)) => {
+                (&*ix.expr, Some(&*ix.index))
+            }
+            other => (other, None),
+        };
+        let arr = rename::local_name(base).and_then(|n| self.resolve(&n.to_string()))?;
+        let var = &self.vars[arr.0];
+        if !var.shape.is_array() || by_ref != (range.is_some() || by_ref) {
+            return None;
+        }
+        let (float_elems, owned_vec) = (var.float_elems, var.owned_vec);
+        let range = match range {
+            Some(r) if rename::mentions_active(r, self) => {
+                self.cx.error(r, "a slice's bounds must be integers that do not depend on a differentiated value");
+                return None;
+            }
+            Some(r) => Some(self.passive(r)?),
+            None => None,
+        };
         let (renamed, reads) = rename::rename(a, self);
-        Some(Passive {
-            tokens: renamed.to_token_stream(),
+        let ident = self.vars[arr.0].ident.clone();
+        // By value, an owned `Vec` would be moved by the forward call and
+        // again by the reverse sweep's: both get a clone.
+        let tokens = if !by_ref && owned_vec {
+            quote::quote!(#ident.clone())
+        } else {
+            renamed.to_token_stream()
+        };
+        let value = Passive {
+            tokens,
             primary: true,
             reads,
-        })
+        };
+        let share = match (self.is_active(arr), range) {
+            (true, None) => Share::Array(arr),
+            (true, Some(r)) => Share::Slice(arr, r),
+            (false, r) if float_elems => Share::Scratch(match r {
+                Some(r) => {
+                    let r = &r.tokens;
+                    quote::quote!(#ident[#r].len())
+                }
+                None => quote::quote!(#ident.len()),
+            }),
+            (false, _) => Share::None,
+        };
+        Some(CallArg { value, share })
     }
 
     fn prim_call(&mut self, prim: Prim, args: &[&Expr], span: proc_macro2::Span, e: &Expr) -> Val {

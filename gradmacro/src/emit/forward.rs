@@ -161,11 +161,25 @@ impl Emitter<'_> {
                     };
                     return quote!(let #m #dst #annot = #init;);
                 }
-                if self.a.saves(self.f, d.dst, d.write) {
+                if self.a.saves_array(self.f, d.dst, d.write) {
                     // The old array moves onto the tape; nothing is copied.
-                    let key = d as *const ArrayDef as WriteKey;
                     let replaced = quote!(::core::mem::replace(&mut #dst, #init));
-                    return self.save_value(d.dst, key, d.ctx, replaced);
+                    if Keep::of(d.ctx) == Keep::Tape {
+                        let tape = self.array_tape(d.dst);
+                        return quote!(#tape.push(#replaced););
+                    }
+                    let key = d as *const ArrayDef as WriteKey;
+                    return match self.rec.saves.get(&key) {
+                        Some((slot, _, _)) if slot.store == Keep::Top => {
+                            let s = &slot.ident;
+                            quote!(let #s = #replaced;)
+                        }
+                        Some((slot, _, _)) => {
+                            let s = &slot.ident;
+                            quote!(#s = #replaced;)
+                        }
+                        None => quote!(#dst = #init;),
+                    };
                 }
                 quote!(#dst = #init;)
             }
@@ -242,11 +256,11 @@ impl Emitter<'_> {
             return quote!(#tape.push(#value););
         }
         match self.rec.saves.get(&key) {
-            Some((slot, _)) if slot.store == Keep::Top => {
+            Some((slot, _, _)) if slot.store == Keep::Top => {
                 let s = &slot.ident;
                 quote!(let #s = #value;)
             }
-            Some((slot, _)) => {
+            Some((slot, _, _)) => {
                 let s = &slot.ident;
                 quote!(#s = #value;)
             }
@@ -417,14 +431,25 @@ impl Emitter<'_> {
                 continue;
             }
             let ident = &v.ident;
-            out.extend(if v.kind == VarKind::Active {
-                quote!(let mut #ident: #ty = 0.0;)
-            } else {
-                match &v.ty {
-                    Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
-                    None => quote!(let mut #ident = ::core::default::Default::default();),
-                }
-            });
+            out.extend(
+                if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
+                    match len {
+                        Some(n) => quote!(let mut #ident: [#ty; #n] = [0.0; #n];),
+                        None => {
+                            quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();)
+                        }
+                    }
+                } else if v.kind == VarKind::Active {
+                    quote!(let mut #ident: #ty = 0.0;)
+                } else {
+                    match &v.ty {
+                        Some(t) => {
+                            quote!(let mut #ident: #t = ::core::default::Default::default();)
+                        }
+                        None => quote!(let mut #ident = ::core::default::Default::default();),
+                    }
+                },
+            );
         }
         let mut slots: Vec<(String, TokenStream)> = Vec::new();
         for s in self.rec.branch.values() {
@@ -461,7 +486,7 @@ impl Emitter<'_> {
                 Keep::Top => {}
             }
         }
-        for (s, v) in self.rec.saves.values() {
+        for (s, v, whole) in self.rec.saves.values() {
             if s.store != Keep::Once {
                 continue;
             }
@@ -469,11 +494,26 @@ impl Emitter<'_> {
             let var = self.f.var(*v);
             slots.push((
                 i.to_string(),
-                if var.kind == VarKind::Active {
-                    quote!(let mut #i: #ty = 0.0;)
-                } else {
-                    quote!(let mut #i = ::core::default::Default::default();)
+                match (&var.shape, whole) {
+                    (Shape::Array { len: Some(n) }, true) => quote!(let mut #i = [0.0; #n];),
+                    (Shape::Array { len: None }, true) => {
+                        quote!(let mut #i = ::std::vec::Vec::new();)
+                    }
+                    _ if var.kind == VarKind::Active => quote!(let mut #i: #ty = 0.0;),
+                    _ => quote!(let mut #i = ::core::default::Default::default();),
                 },
+            ));
+        }
+        for t in &self.rec.scratch {
+            slots.push((
+                t.to_string(),
+                quote!(let mut #t: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();),
+            ));
+        }
+        for t in self.rec.array_tapes.values() {
+            slots.push((
+                t.to_string(),
+                quote!(let mut #t: ::std::vec::Vec<_> = ::std::vec::Vec::new();),
             ));
         }
         for (v, t) in &self.rec.tapes {

@@ -172,6 +172,16 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The gradient entry of a parameter nothing flows into: zeros of its shape.
+    fn zero_entry(&self, v: VarId) -> TokenStream {
+        let var = self.var(v);
+        match &self.f.var(v).shape {
+            Shape::Scalar => quote!(0.0),
+            Shape::Array { len: Some(n) } => quote!([0.0; #n]),
+            Shape::Array { len: None } => quote!(::std::vec![0.0; #var.len()]),
+        }
+    }
+
     /// A fresh, zeroed adjoint for `v`.
     pub fn zero_adjoint(&mut self, v: VarId) -> TokenStream {
         let ty = self.ty.clone();
@@ -271,6 +281,24 @@ impl Emitter<'_> {
         let ty = self.ty.clone();
         let wrt: Vec<VarId> = self.f.wrt().collect();
         let mut buffer_names = HashMap::new();
+        if self.mode == Mode::Pullback {
+            // Arrays accumulate straight into the caller's slices; scalars
+            // into a local, added to the caller's at the end.
+            for &v in &wrt {
+                let d = if v == self.f.output {
+                    self.names.adjoint(&self.f.var(v).ident)
+                } else {
+                    self.adj(v)
+                };
+                buffer_names.insert(v, d.clone());
+                if self.f.var(v).shape.is_array() {
+                    self.buffers.insert(v);
+                } else {
+                    let local = self.names.fresh(&format!("{d}_local"));
+                    self.adjoints.insert(v, local);
+                }
+            }
+        }
         if self.mode == Mode::AdjointAcc {
             // Parameters never overwritten accumulate straight into the
             // buffers; the others into a local, added at the end.
@@ -307,8 +335,7 @@ impl Emitter<'_> {
                     let d = self.adj(v);
                     quote!(#d)
                 } else {
-                    let t = self.grad_ty(&self.f.var(v).shape);
-                    quote!(<#t as ::core::default::Default>::default())
+                    self.zero_entry(v)
                 }
             })
             .collect();
@@ -335,7 +362,7 @@ impl Emitter<'_> {
             capture = quote!(let #value = #out;);
             out = value;
         }
-        let body_tokens = if self.mode == Mode::AdjointAcc {
+        let body_tokens = if matches!(self.mode, Mode::AdjointAcc | Mode::Pullback) {
             quote!(#hoisted #forward #reverse)
         } else {
             quote!(#hoisted #forward #capture #reverse #out #grad)
@@ -355,8 +382,10 @@ impl Emitter<'_> {
                     quote!()
                 };
                 let allow = many_args(params.len());
+                let ptr = vec_refs(self.f);
                 quote! {
                     #allow
+                    #ptr
                     #vis fn #name(#(#params),*) -> (#ty, #grad_ty) {
                         #hoisted
                         #forward
@@ -369,8 +398,10 @@ impl Emitter<'_> {
             }
             Mode::Adjoint => {
                 let allow = many_args(params.len() + 1);
+                let ptr = vec_refs(self.f);
                 quote! {
                     #allow
+                    #ptr
                     #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
                         #hoisted
                         #forward
@@ -380,33 +411,61 @@ impl Emitter<'_> {
                 }
             }
             Mode::Pullback => {
-                let mut entries = Vec::new();
-                let mut tys = Vec::new();
+                // One slot per parameter: `Option<&mut f64>`, `Option<&mut [f64]>`
+                // or `()` for constants, so a caller can pass
+                // `Default::default()` for any argument it needs nothing from.
+                let mut slots = Vec::new();
+                let mut bind = Vec::new();
+                let mut finish = Vec::new();
                 for p in &self.f.params {
-                    match p.var {
-                        Some(v) => {
-                            let t = self.grad_ty(&p.shape);
-                            entries.push(if self.a.adj[v.0] {
-                                let d = self.adj(v);
-                                quote!(#d)
-                            } else {
-                                quote!(<#t as ::core::default::Default>::default())
-                            });
-                            tys.push(t);
-                        }
-                        None => {
-                            entries.push(quote!(()));
-                            tys.push(quote!(()));
-                        }
+                    let Some(v) = p.var else {
+                        slots.push(quote!(_: ()));
+                        continue;
+                    };
+                    let d = buffer_names[&v].clone();
+                    let used = self.a.adj[v.0] && (v != self.f.output || p.shape.is_array());
+                    let slot_ty = if p.shape.is_array() {
+                        quote!(::core::option::Option<&mut [#ty]>)
+                    } else {
+                        quote!(::core::option::Option<&mut #ty>)
+                    };
+                    if !self.a.adj[v.0] {
+                        let i = format_ident!("_{}", d);
+                        slots.push(quote!(#i: #slot_ty));
+                        continue;
+                    }
+                    slots.push(quote!(#d: #slot_ty));
+                    let _ = used;
+                    if p.shape.is_array() {
+                        let own = self.names.fresh(&format!("{d}_own"));
+                        let x = self.var(v);
+                        bind.push(quote! {
+                            let mut #own: ::std::vec::Vec<#ty>;
+                            let #d: &mut [#ty] = match #d {
+                                ::core::option::Option::Some(b) => b,
+                                ::core::option::Option::None => {
+                                    #own = ::std::vec![0.0; #x.len()];
+                                    &mut #own
+                                }
+                            };
+                        });
+                    } else {
+                        let local = self.adj(v);
+                        finish.push(quote! {
+                            if let ::core::option::Option::Some(b) = #d {
+                                *b += #local;
+                            }
+                        });
                     }
                 }
                 quote! {
-                    #[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
-                    #vis fn #name(#(#params,)* #seed_param) -> (#(#tys,)*) {
+                    #[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+                    #vis fn #name(#(#params,)* #seed_param, #(#slots),*) {
+                        #(#bind)*
                         #hoisted
                         #forward
                         #reverse
-                        (#(#entries,)*)
+                        #(#finish)*
                     }
                 }
             }
@@ -430,8 +489,10 @@ impl Emitter<'_> {
                     }
                 }
                 let allow = many_args(params.len() + 1 + buffer_params.len());
+                let ptr = vec_refs(self.f);
                 quote! {
                     #allow
+                    #ptr
                     #vis fn #name(#(#params,)* #seed_param, #(#buffer_params),*) {
                         #(#checks)*
                         #hoisted
@@ -455,7 +516,10 @@ impl Emitter<'_> {
             let ident = &p.ident;
             let ty = &p.ty;
             let used = mentioned.contains(&ident.to_string())
-                || self.mode == Mode::AdjointAcc && p.shape.is_array() && p.var.is_some();
+                || self.mode == Mode::AdjointAcc && p.shape.is_array() && p.var.is_some()
+                || self.mode == Mode::Pullback
+                    && p.shape.is_array()
+                    && p.var.is_some_and(|v| self.a.adj[v.0]);
             let mutable = var.is_some_and(|v| self.f.var(v).reassigned || self.a.restored[v.0]);
             out.push(match (used, mutable) {
                 (false, _) => {
@@ -503,6 +567,20 @@ fn suffixed(tokens: &TokenStream, ty: &TokenStream) -> Option<TokenStream> {
 fn many_args(n: usize) -> TokenStream {
     if n > 7 {
         quote!(#[allow(clippy::too_many_arguments)])
+    } else {
+        quote!()
+    }
+}
+
+/// A `&Vec<f64>` parameter is the user's choice (clippy's `ptr_arg` would say
+/// `&[f64]`); the generated functions repeat it and must not be blamed.
+fn vec_refs(f: &Func) -> TokenStream {
+    let by_ref_vec = f.params.iter().any(|p| {
+        let t = p.ty.to_string();
+        t.starts_with('&') && t.contains("Vec")
+    });
+    if by_ref_vec {
+        quote!(#[allow(clippy::ptr_arg)])
     } else {
         quote!()
     }

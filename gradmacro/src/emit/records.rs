@@ -50,8 +50,12 @@ pub struct Records {
     pub branch: HashMap<SiteId, Slot>,
     pub count: HashMap<SiteId, Slot>,
     pub exit: HashMap<SiteId, Slot>,
-    /// Old values saved once, per write statement.
-    pub saves: HashMap<WriteKey, (Slot, VarId)>,
-    /// Tapes of old values, per variable.
+    /// Old values saved once, per write statement; `true` for a whole array.
+    pub saves: HashMap<WriteKey, (Slot, VarId, bool)>,
+    /// Tapes of old values (or elements), per variable.
     pub tapes: HashMap<VarId, Ident>,
+    /// Tapes of whole arrays re-created in a loop, per variable.
+    pub array_tapes: HashMap<VarId, Ident>,
+    /// Buffers lent to callees for shares nobody needs, grown as needed.
+    pub scratch: Vec<Ident>,
 }

@@ -173,11 +173,22 @@ impl Emitter<'_> {
                 out
             }
             Stmt::ArrayDef(d) => {
-                if self.a.saves(self.f, d.dst, d.write) {
-                    vec![self.restore(d.dst, d as *const ArrayDef as WriteKey, d.ctx)]
-                } else {
-                    vec![]
+                if !self.a.saves_array(self.f, d.dst, d.write) {
+                    return vec![];
                 }
+                let var = self.var(d.dst);
+                let key = d as *const ArrayDef as WriteKey;
+                let old = match Keep::of(d.ctx) {
+                    Keep::Tape => {
+                        let tape = self.array_tape(d.dst);
+                        quote!(#tape.pop().unwrap())
+                    }
+                    store => {
+                        let slot = self.save_slot(d.dst, key, store, true);
+                        quote!(#slot)
+                    }
+                };
+                vec![quote!(#var = #old;)]
             }
             Stmt::Reduce(r) => {
                 let mut out = Vec::new();
@@ -355,8 +366,9 @@ impl Emitter<'_> {
         out
     }
 
-    /// `y = g(a, b)` backwards: `g_pullback` gives each argument's share, in
-    /// parameter order (`()` for parameters without one).
+    /// `y = g(a, b)` backwards: `g_pullback` adds each argument's share into
+    /// the slot the caller passes for it (`Some(&mut ..)`, or
+    /// `Default::default()` where the caller needs nothing).
     fn rev_call(&mut self, c: &Call) -> Vec<TokenStream> {
         let dst = c.dst;
         let saved = self
@@ -371,10 +383,7 @@ impl Emitter<'_> {
             return out;
         }
         let d_dst = self.adj(dst);
-        let self_arg = c
-            .args
-            .iter()
-            .any(|a| matches!(a.adjoint, Some(Operand::Var(v)) if v == dst));
+        let self_arg = c.args.iter().any(|a| a.target() == Some(dst));
         let seed = if self_arg || c.write == Write::Overwrite {
             // The adjoint of the old value starts afresh.
             let d_new = self.names.fresh(&format!("{d_dst}_new"));
@@ -387,31 +396,67 @@ impl Emitter<'_> {
         if saved {
             out.push(self.restore(dst, key, c.ctx));
         }
-        let mut pats = Vec::new();
-        let mut adds = Vec::new();
-        for (k, a) in c.args.iter().enumerate() {
-            let target = a
-                .adjoint
-                .as_ref()
-                .filter(|op| op.var().is_some_and(|v| self.a.adj[v.0]));
-            let Some(op) = target else {
-                pats.push(quote!(_));
-                continue;
+        let ty = self.ty.clone();
+        let none = quote!(::core::default::Default::default());
+        let mut slots = Vec::new();
+        let mut after = Vec::new();
+        let mut lent: Vec<VarId> = Vec::new();
+        for a in &c.args {
+            let active = a.target().is_some_and(|v| self.a.adj[v.0]);
+            let slot = match &a.share {
+                Share::Scalar(op) if active => {
+                    // A fresh scalar per argument: `g(x, x)` must not lend
+                    // `d_x` twice.
+                    let g = self.names.fresh("g");
+                    out.push(quote!(let mut #g: #ty = 0.0;));
+                    let place = self.adj_place(op).expect("an active operand");
+                    after.push(quote!(#place += #g;));
+                    quote!(::core::option::Option::Some(&mut #g))
+                }
+                Share::Array(v) | Share::Slice(v, _) if active => {
+                    let d = self.adj(*v);
+                    self.written.insert(*v);
+                    let part = match &a.share {
+                        Share::Slice(_, r) => {
+                            let r = &r.tokens;
+                            quote!(#d[#r])
+                        }
+                        _ => quote!(#d[..]),
+                    };
+                    if lent.contains(v) {
+                        // The same array twice: the second share goes
+                        // through a buffer of its own.
+                        let g = self.names.fresh("g");
+                        out.push(quote!(let mut #g: ::std::vec::Vec<#ty> = ::std::vec![0.0; #part.len()];));
+                        after.push(
+                            quote!(for (d, g) in #part.iter_mut().zip(#g.iter()) { *d += *g; }),
+                        );
+                        quote!(::core::option::Option::Some(&mut #g[..]))
+                    } else {
+                        lent.push(*v);
+                        quote!(::core::option::Option::Some(&mut #part))
+                    }
+                }
+                Share::Scratch(len) => {
+                    let scratch = self.names.fresh("scratch");
+                    self.rec.scratch.push(scratch.clone());
+                    let n = self.names.fresh("n");
+                    out.push(quote! {
+                        let #n = #len;
+                        if #scratch.len() < #n {
+                            #scratch.resize(#n, 0.0);
+                        }
+                    });
+                    quote!(::core::option::Option::Some(&mut #scratch[..#n]))
+                }
+                _ => none.clone(),
             };
-            let g = self.names.fresh(&format!("g{}", k + 1));
-            pats.push(quote!(#g));
-            let whole_array = matches!(op, Operand::Var(v) if self.f.var(*v).shape.is_array());
-            let place = self.adj_place(op).expect("an adjoint target");
-            adds.push(if whole_array {
-                quote!(for (d, g) in #place.iter_mut().zip(#g.iter()) { *d += *g; })
-            } else {
-                quote!(#place += #g;)
-            });
+            slots.push(slot);
         }
         let pullback = &c.pullback;
         let args: Vec<TokenStream> = c.args.iter().map(|a| a.value.tokens.clone()).collect();
-        out.push(quote!(let (#(#pats,)*) = #pullback(#(#args,)* #seed);));
-        out.extend(adds);
+        out.push(quote!(#pullback(#(#args,)* #seed, #(#slots),*);));
+        out.extend(after);
         out
     }
 
@@ -450,7 +495,7 @@ impl Emitter<'_> {
                 quote!(#tape.pop().unwrap())
             }
             store => {
-                let slot = self.save_slot(v, key, store);
+                let slot = self.save_slot(v, key, store, false);
                 quote!(#slot)
             }
         }
@@ -465,8 +510,14 @@ impl Emitter<'_> {
         t
     }
 
-    fn save_slot(&mut self, v: VarId, key: WriteKey, store: Keep) -> proc_macro2::Ident {
-        if let Some((s, _)) = self.rec.saves.get(&key) {
+    fn save_slot(
+        &mut self,
+        v: VarId,
+        key: WriteKey,
+        store: Keep,
+        whole: bool,
+    ) -> proc_macro2::Ident {
+        if let Some((s, _, _)) = self.rec.saves.get(&key) {
             return s.ident.clone();
         }
         let ident = self.names.fresh(&format!("{}_old", self.f.var(v).ident));
@@ -480,9 +531,22 @@ impl Emitter<'_> {
                     typed: true,
                 },
                 v,
+                whole,
             ),
         );
         ident
+    }
+
+    /// The tape of whole arrays that re-creating `v` in a loop moves onto.
+    pub(super) fn array_tape(&mut self, v: VarId) -> proc_macro2::Ident {
+        if let Some(t) = self.rec.array_tapes.get(&v) {
+            return t.clone();
+        }
+        let t = self
+            .names
+            .fresh(&format!("tape_{}_arrays", self.f.var(v).ident));
+        self.rec.array_tapes.insert(v, t.clone());
+        t
     }
 
     fn slot(&mut self, kind: &str, site: SiteId, ctx: Ctx) -> Slot {
