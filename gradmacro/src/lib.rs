@@ -86,8 +86,9 @@ pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The compiler checks that `f` takes the same parameters and returns the
-/// float type. Differentiated functions calling `f(..)` then use it; call `f`
-/// by the name it has where the adjoint is defined (import it with `use`).
+/// float type. It generates `f_pullback`, which differentiated functions
+/// calling `f(..)` use: call `f` through its module path (`m::f(x)`), or
+/// import `f_pullback` along with `f`.
 #[proc_macro_attribute]
 pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
     custom::custom_adjoint(attr.into(), item.into()).into()
