@@ -127,8 +127,8 @@ fn f_adjoint_acc(x: f64, d_out: f64, d_x: &mut f64) {
 }
 /// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
 #[doc(hidden)]
-#[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
-fn f_pullback(x: f64, d_out: f64) -> (f64,) {
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
     let mut y: f64 = 0.0;
     let mut left1 = false;
     let mut took1 = false;
@@ -147,19 +147,21 @@ fn f_pullback(x: f64, d_out: f64) -> (f64,) {
             y = x - 1.0;
         }
     }
-    let mut d_x: f64 = 0.0;
+    let mut d_x_local: f64 = 0.0;
     let mut d_y: f64 = 0.0;
     if !left1 {
         d_y += d_out * x;
-        d_x += d_out * y;
+        d_x_local += d_out * y;
         if took2 {
-            d_x += d_y / x;
+            d_x_local += d_y / x;
         } else {
-            d_x += d_y;
+            d_x_local += d_y;
         }
     }
     if took1 {
-        d_x -= d_out;
+        d_x_local -= d_out;
     }
-    (d_x,)
+    if let ::core::option::Option::Some(b) = d_x {
+        *b += d_x_local;
+    }
 }

@@ -57,19 +57,34 @@ fn dot_adjoint_acc(w: &[f64], x: &[f64], d_out: f64, d_w: &mut [f64]) {
 }
 /// Pullback of [`dot`] for differentiated callers: one entry per parameter, `()` for constants.
 #[doc(hidden)]
-#[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn dot_pullback(
     w: &[f64],
     x: &[f64],
     d_out: f64,
-) -> (::std::vec::Vec<f64>, ::std::vec::Vec<f64>) {
-    let mut d_w: ::std::vec::Vec<f64> = ::std::vec![0.0; w.len()];
-    let mut d_x: ::std::vec::Vec<f64> = ::std::vec![0.0; x.len()];
+    d_w: ::core::option::Option<&mut [f64]>,
+    d_x: ::core::option::Option<&mut [f64]>,
+) {
+    let mut d_w_own: ::std::vec::Vec<f64>;
+    let d_w: &mut [f64] = match d_w {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => {
+            d_w_own = ::std::vec![0.0; w.len()];
+            &mut d_w_own
+        }
+    };
+    let mut d_x_own: ::std::vec::Vec<f64>;
+    let d_x: &mut [f64] = match d_x {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => {
+            d_x_own = ::std::vec![0.0; x.len()];
+            &mut d_x_own
+        }
+    };
     for k in (0..w.len().min(x.len())).rev() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
         d_w[k] += d_t1 * x[k];
         d_x[k] += d_t1 * w[k];
     }
-    (d_w, d_x)
 }

@@ -94,8 +94,22 @@ fn horner_adjoint_acc(
 }
 /// Pullback of [`horner`] for differentiated callers: one entry per parameter, `()` for constants.
 #[doc(hidden)]
-#[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
-fn horner_pullback(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f64>) {
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+fn horner_pullback(
+    x: f64,
+    c: &[f64],
+    mut d_out: f64,
+    d_x: ::core::option::Option<&mut f64>,
+    d_c: ::core::option::Option<&mut [f64]>,
+) {
+    let mut d_c_own: ::std::vec::Vec<f64>;
+    let d_c: &mut [f64] = match d_c {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => {
+            d_c_own = ::std::vec![0.0; c.len()];
+            &mut d_c_own
+        }
+    };
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
     for k in (0..c.len()).rev() {
@@ -103,8 +117,7 @@ fn horner_pullback(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f
         tape_acc.push(acc);
         acc = t1 + c[k];
     }
-    let mut d_x: f64 = 0.0;
-    let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
+    let mut d_x_local: f64 = 0.0;
     for k in 0..c.len() {
         let mut d_t1: f64 = 0.0;
         d_t1 += d_out;
@@ -112,7 +125,9 @@ fn horner_pullback(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();
         d_out += d_t1 * x;
-        d_x += d_t1 * acc;
+        d_x_local += d_t1 * acc;
     }
-    (d_x, d_c)
+    if let ::core::option::Option::Some(b) = d_x {
+        *b += d_x_local;
+    }
 }

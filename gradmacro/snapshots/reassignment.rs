@@ -84,26 +84,37 @@ fn f_adjoint_acc(x: f64, y: f64, d_out: f64, d_x: &mut f64, d_y: &mut f64) {
 }
 /// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
 #[doc(hidden)]
-#[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
-fn f_pullback(x: f64, y: f64, d_out: f64) -> (f64, f64) {
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+fn f_pullback(
+    x: f64,
+    y: f64,
+    d_out: f64,
+    d_x: ::core::option::Option<&mut f64>,
+    d_y: ::core::option::Option<&mut f64>,
+) {
     let s = x;
     let s_1 = s * s;
     let t1 = y.sin();
     let s_2 = s_1 + t1;
     let out = s_2 / y;
-    let mut d_x: f64 = 0.0;
-    let mut d_y: f64 = 0.0;
+    let mut d_x_local: f64 = 0.0;
+    let mut d_y_local: f64 = 0.0;
     let mut d_s: f64 = 0.0;
     let mut d_s_1: f64 = 0.0;
     let mut d_t1: f64 = 0.0;
     let mut d_s_2: f64 = 0.0;
     d_s_2 += d_out / y;
-    d_y -= d_out * (out / y);
+    d_y_local -= d_out * (out / y);
     d_s_1 += d_s_2;
     d_t1 += d_s_2;
-    d_y += d_t1 * y.cos();
+    d_y_local += d_t1 * y.cos();
     d_s += d_s_1 * s;
     d_s += d_s_1 * s;
-    d_x += d_s;
-    (d_x, d_y)
+    d_x_local += d_s;
+    if let ::core::option::Option::Some(b) = d_x {
+        *b += d_x_local;
+    }
+    if let ::core::option::Option::Some(b) = d_y {
+        *b += d_y_local;
+    }
 }

@@ -46,13 +46,15 @@ fn f_adjoint_acc(x: f64, d_out: f64, d_x: &mut f64) {
 }
 /// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
 #[doc(hidden)]
-#[allow(clippy::type_complexity, clippy::unused_unit, clippy::too_many_arguments)]
-fn f_pullback(x: f64, d_out: f64) -> (f64,) {
-    let mut d_x: f64 = 0.0;
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
+    let mut d_x_local: f64 = 0.0;
     let mut d_q: f64 = 0.0;
     d_q += d_out;
-    d_x += d_out;
-    d_x += d_q * x;
-    d_x += d_q * x;
-    (d_x,)
+    d_x_local += d_out;
+    d_x_local += d_q * x;
+    d_x_local += d_q * x;
+    if let ::core::option::Option::Some(b) = d_x {
+        *b += d_x_local;
+    }
 }
