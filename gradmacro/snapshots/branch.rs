@@ -125,9 +125,8 @@ fn f_adjoint_acc(x: f64, d_out: f64, d_x: &mut f64) {
         *d_x -= d_out;
     }
 }
-/// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
+/// Pullback of [`f`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
     let mut y: f64 = 0.0;
     let mut left1 = false;

@@ -55,9 +55,8 @@ fn dot_adjoint_acc(w: &[f64], x: &[f64], d_out: f64, d_w: &mut [f64]) {
         d_w[k] += d_t1 * x[k];
     }
 }
-/// Pullback of [`dot`] for differentiated callers: one entry per parameter, `()` for constants.
+/// Pullback of [`dot`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn dot_pullback(
     w: &[f64],
     x: &[f64],

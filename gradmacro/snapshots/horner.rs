@@ -92,9 +92,8 @@ fn horner_adjoint_acc(
         *d_x += d_t1 * acc;
     }
 }
-/// Pullback of [`horner`] for differentiated callers: one entry per parameter, `()` for constants.
+/// Pullback of [`horner`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn horner_pullback(
     x: f64,
     c: &[f64],

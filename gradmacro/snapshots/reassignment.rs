@@ -82,9 +82,8 @@ fn f_adjoint_acc(x: f64, y: f64, d_out: f64, d_x: &mut f64, d_y: &mut f64) {
     d_s += d_s_1 * s;
     *d_x += d_s;
 }
-/// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
+/// Pullback of [`f`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn f_pullback(
     x: f64,
     y: f64,

@@ -44,9 +44,8 @@ fn f_adjoint_acc(x: f64, d_out: f64, d_x: &mut f64) {
     *d_x += d_q * x;
     *d_x += d_q * x;
 }
-/// Pullback of [`f`] for differentiated callers: one entry per parameter, `()` for constants.
+/// Pullback of [`f`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
 fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
     let mut d_x_local: f64 = 0.0;
     let mut d_q: f64 = 0.0;

@@ -261,7 +261,7 @@ pub fn generate(
         None => Emitter::new(f, &a, Mode::Pullback, names).function(&pullback_name, vis),
     };
     let pullback_doc = format!(
-        " Pullback of [`{name}`] for differentiated callers: one entry per parameter, `()` for constants."
+        " Pullback of [`{name}`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
     );
     quote! {
         #(#[doc = #grad_doc])*
@@ -458,8 +458,11 @@ impl Emitter<'_> {
                         });
                     }
                 }
+                let allow = many_args(params.len() + 1 + slots.len());
+                let ptr = vec_refs(self.f);
                 quote! {
-                    #[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+                    #allow
+                    #ptr
                     #vis fn #name(#(#params,)* #seed_param, #(#slots),*) {
                         #(#bind)*
                         #hoisted
