@@ -1816,7 +1816,9 @@ fn data_by_iter(w: f64, ys: &[f64]) -> f64 {
     s
 }
 
-/// `sum_i w_{i mod |w|} ys_i`, the constant data walked by `&y`.
+/// `sum_i w_{i mod |w|} ys_i`, the constant data walked by `&y` (with a
+/// counter kept by hand, as written on purpose).
+#[allow(clippy::explicit_counter_loop)]
 #[differentiate(wrt(w))]
 fn data_by_pattern(w: &[f64], ys: &[f64]) -> f64 {
     let mut s = 0.0;
