@@ -138,6 +138,9 @@ pub struct Analysis {
     /// Loops the reverse sweep runs over their own range backwards, recording
     /// nothing: they never break and their range cannot change.
     pub reversible: HashSet<SiteId>,
+    /// Values inside loops that the reverse sweep computes again from inputs
+    /// that cannot have changed, instead of recording them (see `recomputable`).
+    pub recomputed: Vec<bool>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
@@ -155,6 +158,7 @@ impl Analysis {
     pub fn saves(&self, f: &Func, dst: VarId, write: Write) -> bool {
         self.needed[dst.0]
             && !self.replayed[dst.0]
+            && !self.recomputed[dst.0]
             && (write == Write::Overwrite || f.var(dst).decl.loop_depth > 0)
     }
 
@@ -299,16 +303,48 @@ pub fn analyze(f: &Func) -> Analysis {
             replayed[v.0] = true;
         }
     });
+    let mut candidates = vec![false; n];
+    recomputable(f, &f.body, &replayed, &mut candidates);
+    // Recompute what the reverse sweep reads, and what that is made from.
+    let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
+    fixpoint(|| {
+        let mut changed = false;
+        walk(&f.body, &mut |s| {
+            if let Stmt::Step(st) = s {
+                if recomputed[st.dst.0] {
+                    for v in st.args.iter().flat_map(Operand::reads) {
+                        if candidates[v.0] && !recomputed[v.0] {
+                            recomputed[v.0] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        });
+        changed
+    });
+    walk(&f.body, &mut |s| {
+        if let Stmt::Step(st) = s {
+            if recomputed[st.dst.0] {
+                // Its inputs are read again, backwards.
+                st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
+            }
+        }
+    });
     let hoisted: Vec<bool> = (0..n)
         .map(|i| {
             (needed[i] || scoped[i])
                 && !replayed[i]
+                && !recomputed[i]
                 && f.vars[i].decl.nested
                 && VarId(i) != f.output
         })
         .collect();
-    let live_grad = liveness(f, &needed, &scoped, true);
-    let live_adjoint = liveness(f, &needed, &scoped, false);
+    // A recomputed value is made again by the reverse sweep: the forward
+    // sweep computes it only if something else there reads it.
+    let seeds: Vec<bool> = (0..n).map(|i| needed[i] && !recomputed[i]).collect();
+    let live_grad = liveness(f, &seeds, &scoped, true);
+    let live_adjoint = liveness(f, &seeds, &scoped, false);
     let mut declared = vec![false; n];
     walk(&f.body, &mut |s| {
         if let Stmt::Declare(v) = s {
@@ -326,6 +362,7 @@ pub fn analyze(f: &Func) -> Analysis {
         restored: vec![false; n],
         replayed,
         reversible,
+        recomputed,
         writers: vec![0; n],
         unneeded: HashSet::new(),
     };
@@ -444,6 +481,48 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
             }
             _ => {}
         }
+    }
+}
+
+/// Marks the loop-body values the reverse sweep can compute again rather than
+/// record: written once, by a step reached on every run of its block (no
+/// earlier statement of the block can leave it, so recomputing cannot fail
+/// where the forward sweep did not run), from inputs that cannot have changed
+/// since: parameters and top-level values never reassigned, rebuilt loop
+/// bindings, and other recomputed values. `t = 1.0 - x[i]` costs a subtraction
+/// backwards instead of a push and a pop.
+fn recomputable(f: &Func, b: &Block, replayed: &[bool], out: &mut Vec<bool>) {
+    let mut left = false;
+    for s in &b.stmts {
+        match s {
+            Stmt::If(i) => {
+                recomputable(f, &i.then, replayed, out);
+                recomputable(f, &i.els, replayed, out);
+            }
+            Stmt::Loop(l) => recomputable(f, &l.body, replayed, out),
+            Stmt::Step(st) => {
+                let v = f.var(st.dst);
+                let fixed = |u: VarId| {
+                    let var = f.var(u);
+                    let param = f.params.iter().any(|p| p.id == u);
+                    out[u.0]
+                        || !var.reassigned
+                            && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
+                };
+                let inputs = st.args.iter().all(|a| a.reads().into_iter().all(fixed));
+                if !left
+                    && st.write == Write::Def
+                    && !v.reassigned
+                    && v.decl.loop_depth > 0
+                    && !v.shape.is_array()
+                    && inputs
+                {
+                    out[st.dst.0] = true;
+                }
+            }
+            _ => {}
+        }
+        left |= matches!(s, Stmt::Exit(_)) || escapes(s).is_some();
     }
 }
 
@@ -584,4 +663,36 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Ve
         changed
     });
     live
+}
+
+/// The site of a statement that may leave its enclosing block early.
+pub fn escapes(s: &Stmt) -> Option<SiteId> {
+    match s {
+        Stmt::If(i) => (leaves(&i.then, false) || leaves(&i.els, false)).then_some(i.site),
+        Stmt::Loop(l) => leaves(&l.body, true).then_some(l.site),
+        _ => None,
+    }
+}
+
+/// Does `b` contain an exit that leaves it (inside a loop, only `return` does)?
+fn leaves(b: &Block, inside_loop: bool) -> bool {
+    let mut found = false;
+    for s in &b.stmts {
+        found |= match s {
+            Stmt::Exit(Exit::Return) => true,
+            Stmt::Exit(_) => !inside_loop,
+            Stmt::If(i) => leaves(&i.then, inside_loop) || leaves(&i.els, inside_loop),
+            Stmt::Loop(l) => leaves(&l.body, true),
+            _ => false,
+        };
+    }
+    found
+}
+
+pub fn stmt_ctx(s: &Stmt) -> Ctx {
+    match s {
+        Stmt::If(i) => i.ctx,
+        Stmt::Loop(l) => l.ctx,
+        _ => Ctx::default(),
+    }
 }

@@ -35,6 +35,8 @@
 
 mod analysis;
 mod args;
+#[cfg(test)]
+mod bench_expand;
 mod ctxt;
 mod custom;
 mod emit;

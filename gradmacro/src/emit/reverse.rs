@@ -4,6 +4,7 @@
 
 use super::records::{Keep, Slot, WriteKey};
 use super::Emitter;
+use crate::analysis::{escapes, stmt_ctx};
 use crate::ir::*;
 use crate::rules::Partial;
 use proc_macro2::TokenStream;
@@ -65,6 +66,21 @@ impl Emitter<'_> {
             if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
                 seen.push(v);
                 decls.push(self.zero_adjoint(v));
+            }
+        }
+        // Values computed again rather than recorded, in forward order.
+        for s in &b.stmts {
+            if let Stmt::Step(st) = s {
+                if self.a.recomputed[st.dst.0] {
+                    let args: Vec<TokenStream> = st
+                        .args
+                        .iter()
+                        .map(|a| self.operand(a, st.prim != crate::rules::Prim::Copy))
+                        .collect();
+                    let value = st.prim.eval(&args, st.span);
+                    let dst = self.var(st.dst);
+                    decls.push(quote!(let #dst = #value;));
+                }
             }
         }
         decls.extend(out);
@@ -594,37 +610,5 @@ impl Emitter<'_> {
         let t = Self::read_slot(&slot);
         self.rec.exit.insert(site, slot);
         t
-    }
-}
-
-/// The site of a statement that may leave its enclosing block early.
-pub(super) fn escapes(s: &Stmt) -> Option<SiteId> {
-    match s {
-        Stmt::If(i) => (leaves(&i.then, false) || leaves(&i.els, false)).then_some(i.site),
-        Stmt::Loop(l) => leaves(&l.body, true).then_some(l.site),
-        _ => None,
-    }
-}
-
-/// Does `b` contain an exit that leaves it (inside a loop, only `return` does)?
-fn leaves(b: &Block, inside_loop: bool) -> bool {
-    let mut found = false;
-    for s in &b.stmts {
-        found |= match s {
-            Stmt::Exit(Exit::Return) => true,
-            Stmt::Exit(_) => !inside_loop,
-            Stmt::If(i) => leaves(&i.then, inside_loop) || leaves(&i.els, inside_loop),
-            Stmt::Loop(l) => leaves(&l.body, true),
-            _ => false,
-        };
-    }
-    found
-}
-
-fn stmt_ctx(s: &Stmt) -> Ctx {
-    match s {
-        Stmt::If(i) => i.ctx,
-        Stmt::Loop(l) => l.ctx,
-        _ => Ctx::default(),
     }
 }
