@@ -281,9 +281,10 @@ impl Emitter<'_> {
         let ty = self.ty.clone();
         let wrt: Vec<VarId> = self.f.wrt().collect();
         let mut buffer_names = HashMap::new();
-        if self.mode == Mode::Pullback {
-            // Arrays accumulate straight into the caller's slices; scalars
-            // into a local, added to the caller's at the end.
+        if matches!(self.mode, Mode::Pullback | Mode::AdjointAcc) {
+            // Parameters accumulate straight into the caller's buffers where
+            // they can (arrays; for `f_adjoint_acc`, scalars never
+            // overwritten); the others into a local, added at the end.
             for &v in &wrt {
                 let d = if v == self.f.output {
                     self.names.adjoint(&self.f.var(v).ident)
@@ -291,25 +292,12 @@ impl Emitter<'_> {
                     self.adj(v)
                 };
                 buffer_names.insert(v, d.clone());
-                if self.f.var(v).shape.is_array() {
-                    self.buffers.insert(v);
-                } else {
-                    let local = self.names.fresh(&format!("{d}_local"));
-                    self.adjoints.insert(v, local);
-                }
-            }
-        }
-        if self.mode == Mode::AdjointAcc {
-            // Parameters never overwritten accumulate straight into the
-            // buffers; the others into a local, added at the end.
-            for &v in &wrt {
-                let d = if v == self.f.output {
-                    self.names.adjoint(&self.f.var(v).ident)
-                } else {
-                    self.adj(v)
+                let var = self.f.var(v);
+                let direct = match self.mode {
+                    Mode::Pullback => var.shape.is_array(),
+                    _ => !var.reassigned && !self.a.restored[v.0] && v != self.f.output,
                 };
-                buffer_names.insert(v, d.clone());
-                if !self.f.var(v).reassigned && !self.a.restored[v.0] && v != self.f.output {
+                if direct {
                     self.buffers.insert(v);
                 } else {
                     let local = self.names.fresh(&format!("{d}_local"));
