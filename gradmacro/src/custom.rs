@@ -27,6 +27,10 @@ impl Parse for Target {
 }
 
 pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
+    stacker::grow(1 << 28, || expand(attr, item))
+}
+
+fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let target = match syn::parse2::<Target>(attr) {
         Ok(t) => t.0,
         Err(e) => {

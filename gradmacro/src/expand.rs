@@ -7,7 +7,15 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::collections::HashSet;
 
+/// Room for the recursion of deeply nested expressions: address space only,
+/// touched pages alone are committed.
+const STACK: usize = 1 << 30;
+
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
+    stacker::grow(STACK, || expand(attr, item))
+}
+
+fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
     let args = match syn::parse2::<Args>(attr) {
         Ok(a) => a,
