@@ -18,8 +18,7 @@ fn dot_grad(w: &[f64], x: &[f64]) -> (f64, ::std::vec::Vec<f64>) {
     let d_out: f64 = 1.0;
     let mut d_w: ::std::vec::Vec<f64> = ::std::vec![0.0; w.len()];
     for k in (0..w.len().min(x.len())).rev() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
     }
     (s, d_w)
@@ -30,8 +29,7 @@ fn dot_grad(w: &[f64], x: &[f64]) -> (f64, ::std::vec::Vec<f64>) {
 fn dot_adjoint(w: &[f64], x: &[f64], d_out: f64) -> ::std::vec::Vec<f64> {
     let mut d_w: ::std::vec::Vec<f64> = ::std::vec![0.0; w.len()];
     for k in (0..w.len().min(x.len())).rev() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
     }
     d_w
@@ -50,8 +48,7 @@ fn dot_adjoint_acc(w: &[f64], x: &[f64], d_out: f64, d_w: &mut [f64]) {
         d_w.len(), w.len()
     );
     for k in (0..w.len().min(x.len())).rev() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
     }
 }
@@ -81,8 +78,7 @@ fn dot_pullback(
         }
     };
     for k in (0..w.len().min(x.len())).rev() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
         d_x[k] += d_t1 * w[k];
     }

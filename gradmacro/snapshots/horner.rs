@@ -14,16 +14,14 @@ fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
     let mut acc: f64 = 0.0;
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
-        tape_acc.push(acc);
-        acc = t1 + c[k];
+        tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
     }
     let value = acc;
     let mut d_out: f64 = 1.0;
     let mut d_x: f64 = 0.0;
     let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
     for k in 0..c.len() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_c[k] += d_out;
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();
@@ -40,14 +38,12 @@ fn horner_adjoint(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f6
     let mut acc: f64 = 0.0;
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
-        tape_acc.push(acc);
-        acc = t1 + c[k];
+        tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
     }
     let mut d_x: f64 = 0.0;
     let mut d_c: ::std::vec::Vec<f64> = ::std::vec![0.0; c.len()];
     for k in 0..c.len() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_c[k] += d_out;
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();
@@ -79,12 +75,10 @@ fn horner_adjoint_acc(
     let mut acc: f64 = 0.0;
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
-        tape_acc.push(acc);
-        acc = t1 + c[k];
+        tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
     }
     for k in 0..c.len() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_c[k] += d_out;
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();
@@ -113,13 +107,11 @@ fn horner_pullback(
     let mut acc: f64 = 0.0;
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
-        tape_acc.push(acc);
-        acc = t1 + c[k];
+        tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
     }
     let mut d_x_local: f64 = 0.0;
     for k in 0..c.len() {
-        let mut d_t1: f64 = 0.0;
-        d_t1 += d_out;
+        let d_t1: f64 = d_out;
         d_c[k] += d_out;
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();

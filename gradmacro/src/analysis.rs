@@ -9,6 +9,7 @@ use quote::quote;
 use std::collections::{HashMap, HashSet};
 
 /// What one partial derivative of a primitive needs.
+#[derive(Clone)]
 pub struct PartialUse {
     pub nonzero: bool,
     /// Operand positions whose values it reads.
@@ -20,6 +21,18 @@ pub struct PartialUse {
 /// Reads the rules table with placeholder operands to learn what each partial
 /// uses, so no second table of "what reads what" exists.
 pub fn partial_uses(prim: Prim) -> Vec<PartialUse> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<Prim, Vec<PartialUse>>> = Default::default();
+    }
+    CACHE.with(|c| {
+        c.borrow_mut()
+            .entry(prim)
+            .or_insert_with(|| read_partials(prim))
+            .clone()
+    })
+}
+
+fn read_partials(prim: Prim) -> Vec<PartialUse> {
     let args: Vec<TokenStream> = (0..prim.arity())
         .map(|i| {
             let id = Ident::new(&format!("__gm_a{i}"), Span::call_site());

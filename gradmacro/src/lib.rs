@@ -41,6 +41,8 @@ mod ctxt;
 mod custom;
 mod emit;
 mod expand;
+#[cfg(test)]
+mod fuzz;
 mod ir;
 mod lower;
 mod lower_array;

@@ -7,7 +7,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Prim {
     Copy,
     Neg,

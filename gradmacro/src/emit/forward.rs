@@ -88,6 +88,15 @@ impl Emitter<'_> {
                         _ => quote!(),
                     };
                     quote!(#save let #m #dst #annot = #value;)
+                } else if Keep::of(st.ctx) == Keep::Tape
+                    && !save.is_empty()
+                    && !st.args.iter().any(|a| a.reads().contains(&st.dst))
+                {
+                    // The new value first, then the push: a push that grows
+                    // the tape is a call, and values live across it would
+                    // leave their registers for the whole loop.
+                    let tape = self.value_tape(st.dst);
+                    quote!(#tape.push(::core::mem::replace(&mut #dst, #value));)
                 } else {
                     quote!(#save #dst = #value;)
                 }

@@ -7,7 +7,7 @@ use super::Emitter;
 use crate::analysis::{escapes, stmt_ctx};
 use crate::ir::*;
 use crate::rules::Partial;
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 
 impl Emitter<'_> {
@@ -65,7 +65,9 @@ impl Emitter<'_> {
             };
             if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
                 seen.push(v);
-                decls.push(self.zero_adjoint(v));
+                if !self.fold_first_write(v, &mut out) {
+                    decls.push(self.zero_adjoint(v));
+                }
             }
         }
         // Values computed again rather than recorded, in forward order.
@@ -85,6 +87,51 @@ impl Emitter<'_> {
         }
         decls.extend(out);
         decls
+    }
+
+    /// `let mut d_t: f64 = 0.0;` whose first use, at the top level of the
+    /// block, is `d_t += e;` becomes `let d_t: f64 = e;` there: `0.0 + e` is
+    /// an addition LLVM may not drop (it turns -0.0 into 0.0).
+    fn fold_first_write(&mut self, v: VarId, out: &mut [TokenStream]) -> bool {
+        if self.f.var(v).shape.is_array() {
+            return false;
+        }
+        let d = self.adj(v);
+        let Some(j) = out.iter().position(|s| mentions(s, &d)) else {
+            return false;
+        };
+        let tokens: Vec<TokenTree> = out[j].clone().into_iter().collect();
+        let neg = match tokens.as_slice() {
+            [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), .., TokenTree::Punct(semi)]
+                if *i == d
+                    && (op.as_char() == '+' || op.as_char() == '-')
+                    && op.spacing() == proc_macro2::Spacing::Joint
+                    && eq.as_char() == '='
+                    && semi.as_char() == ';' =>
+            {
+                op.as_char() == '-'
+            }
+            _ => return false,
+        };
+        let rest: TokenStream = tokens[3..tokens.len() - 1].iter().cloned().collect();
+        if mentions(&rest, &d) {
+            return false;
+        }
+        let m = if out[j + 1..].iter().any(|s| assigns(s, &d)) {
+            self.written.insert(v);
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        let ty = &self.ty;
+        out[j] = if neg && rest.clone().into_iter().count() == 1 {
+            quote!(let #m #d: #ty = -#rest;)
+        } else if neg {
+            quote!(let #m #d: #ty = -(#rest);)
+        } else {
+            quote!(let #m #d: #ty = #rest;)
+        };
+        true
     }
 
     pub(super) fn is_param(&self, v: VarId) -> bool {
@@ -611,4 +658,35 @@ impl Emitter<'_> {
         self.rec.exit.insert(site, slot);
         t
     }
+}
+
+/// Whether `ident` occurs in `tokens`.
+fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == *ident,
+        TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}
+
+/// Whether `tokens` assign `ident` (`d = ..`, `d += ..`, `d -= ..`, ...).
+fn assigns(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    tts.iter().enumerate().any(|(k, tt)| match tt {
+        TokenTree::Ident(i) if i == ident => match (tts.get(k + 1), tts.get(k + 2)) {
+            (Some(TokenTree::Punct(p)), _)
+                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+            {
+                true
+            }
+            (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q))) => {
+                "+-*/".contains(p.as_char())
+                    && p.spacing() == proc_macro2::Spacing::Joint
+                    && q.as_char() == '='
+            }
+            _ => false,
+        },
+        TokenTree::Group(g) => assigns(&g.stream(), ident),
+        _ => false,
+    })
 }
