@@ -40,6 +40,24 @@ impl Emitter<'_> {
         write == Write::Def && !self.a.hoisted[v.0] && !self.a.declared[v.0] && !self.is_param(v)
     }
 
+    /// Whether this definition gets its own `let`: in a long function, a
+    /// top-level float is declared in a group instead (see `compact`).
+    fn own_let(&mut self, v: VarId, write: Write, ctx: Ctx) -> bool {
+        if !self.declares_here(v, write) {
+            return false;
+        }
+        let var = self.f.var(v);
+        if self.compact
+            && ctx == Ctx::default()
+            && var.kind == VarKind::Active
+            && !var.shape.is_array()
+        {
+            self.compact_values.push(v);
+            return false;
+        }
+        true
+    }
+
     fn let_mut(&self, v: VarId) -> TokenStream {
         if self.f.var(v).reassigned || self.a.restored[v.0] {
             quote!(mut)
@@ -64,9 +82,9 @@ impl Emitter<'_> {
                     .collect();
                 let value = st.prim.eval(&args, st.span);
                 let dst = self.f.var(st.dst).ident.clone();
-                if let (Some(op), false) =
-                    (st.prim.compound(), self.declares_here(st.dst, st.write))
-                {
+                let own_let = self.own_let(st.dst, st.write, st.ctx);
+                let assigned_here = !self.declares_here(st.dst, st.write);
+                if let (Some(op), true) = (st.prim.compound(), assigned_here) {
                     if matches!(st.args[0], Operand::Var(v) if v == st.dst) {
                         // `s = s * x` is written `s *= x`: the same operation.
                         let rhs = &args[1];
@@ -80,7 +98,7 @@ impl Emitter<'_> {
                         return quote!(#save #dst #op #rhs;);
                     }
                 }
-                if self.declares_here(st.dst, st.write) {
+                if own_let {
                     let m = self.let_mut(st.dst);
                     let ty = &self.ty;
                     let annot = match (&st.prim, &st.args[0]) {
@@ -201,7 +219,7 @@ impl Emitter<'_> {
                 let args: Vec<TokenStream> =
                     c.args.iter().map(|a| a.value.tokens.clone()).collect();
                 let dst = self.var(c.dst);
-                if self.declares_here(c.dst, c.write) {
+                if self.own_let(c.dst, c.write, c.ctx) {
                     let m = self.let_mut(c.dst);
                     quote!(#save let #m #dst = #func(#(#args),*);)
                 } else {
@@ -216,7 +234,7 @@ impl Emitter<'_> {
                 let arr = self.var(r.arr);
                 let value = r.op.eval(&quote!(#arr), &self.ty);
                 let dst = self.var(r.dst);
-                if self.declares_here(r.dst, r.write) {
+                if self.own_let(r.dst, r.write, r.ctx) {
                     let m = self.let_mut(r.dst);
                     quote!(#save let #m #dst = #value;)
                 } else {

@@ -44,6 +44,12 @@ pub struct Emitter<'a> {
     /// Adjoints that are `&mut` buffers of the caller (`*d_x += ...`).
     buffers: HashSet<VarId>,
     pub label: syn::Lifetime,
+    /// A long function body: its top-level values and adjoints are declared
+    /// a few dozen to a `let`, since thousands of nested `let` scopes crash
+    /// rustc's debug-info generation.
+    pub compact: bool,
+    pub compact_values: Vec<VarId>,
+    pub compact_adjoints: Vec<VarId>,
 }
 
 impl<'a> Emitter<'a> {
@@ -66,6 +72,9 @@ impl<'a> Emitter<'a> {
             written: HashSet::new(),
             buffers: HashSet::new(),
             label: syn::Lifetime::new("'body", Span::mixed_site()),
+            compact: !f.has_return && f.body.stmts.len() > COMPACT_ABOVE,
+            compact_values: Vec::new(),
+            compact_adjoints: Vec::new(),
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -308,7 +317,27 @@ impl Emitter<'_> {
         // Reverse first: it decides what the forward sweep must record.
         let reverse = self.reverse_function();
         let forward = self.forward_function();
-        let hoisted = self.hoisted_decls();
+        let mut hoisted = self.hoisted_decls();
+        if self.compact {
+            let values: Vec<(Ident, bool)> = self
+                .compact_values
+                .iter()
+                .map(|&v| {
+                    (
+                        self.var(v),
+                        self.f.var(v).reassigned || self.a.restored[v.0],
+                    )
+                })
+                .collect();
+            let adjoints: Vec<(Ident, bool)> = self
+                .compact_adjoints
+                .clone()
+                .into_iter()
+                .map(|v| (self.adj(v), self.written.contains(&v)))
+                .collect();
+            hoisted.extend(grouped_lets(&values, &ty, false));
+            hoisted.extend(grouped_lets(&adjoints, &ty, true));
+        }
         let seed = self.seed.clone();
         let out_adj = self.a.adj[self.f.output.0];
         let seed_mut = if self.written.contains(&self.f.output) {
@@ -551,6 +580,28 @@ fn suffixed(tokens: &TokenStream, ty: &TokenStream) -> Option<TokenStream> {
     let mut lit: proc_macro2::Literal = format!("{text}{ty}").parse().ok()?;
     lit.set_span(l.span());
     Some(quote!(#lit))
+}
+
+/// Top-level statements above which declarations are grouped (see `compact`).
+const COMPACT_ABOVE: usize = 150;
+
+/// Declares `vars` a few dozen to a `let`: `let (a, mut b): (f64, f64);`, or
+/// with `= (0.0, 0.0)` when `zero`.
+fn grouped_lets(vars: &[(Ident, bool)], ty: &TokenStream, zero: bool) -> TokenStream {
+    vars.chunks(32)
+        .map(|chunk| {
+            let pats = chunk
+                .iter()
+                .map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) });
+            let tys = chunk.iter().map(|_| ty);
+            if zero {
+                let zeros = chunk.iter().map(|_| quote!(0.0));
+                quote!(let (#(#pats,)*): (#(#tys,)*) = (#(#zeros,)*);)
+            } else {
+                quote!(let (#(#pats,)*): (#(#tys,)*);)
+            }
+        })
+        .collect()
 }
 
 /// Clippy's limit is seven parameters; a generated signature can exceed it

@@ -65,7 +65,10 @@ impl Emitter<'_> {
             };
             if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
                 seen.push(v);
-                if !self.fold_first_write(v, &mut out) {
+                let top = std::ptr::eq(b, &self.f.body);
+                if self.compact && top && !self.f.var(v).shape.is_array() {
+                    self.compact_adjoints.push(v);
+                } else if !self.fold_first_write(v, &mut out) {
                     decls.push(self.zero_adjoint(v));
                 }
             }
