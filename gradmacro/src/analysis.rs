@@ -237,22 +237,22 @@ pub fn analyze(f: &Func) -> Analysis {
     // Useful: influences the output.
     let mut useful = vec![false; n];
     useful[f.output.0] = true;
+    // Backwards, so a chain of n statements settles in one pass, not n.
     fixpoint(|| {
-        let mut marks = Vec::new();
-        for fl in &flows {
-            if useful[fl.dst.0] {
-                marks.extend(fl.srcs.iter().copied());
-            }
-        }
-        for &(dst, arr) in &reduce_srcs {
-            if useful[dst.0] {
-                marks.push(arr);
-            }
-        }
         let mut changed = false;
-        for v in marks {
-            changed |= !useful[v.0];
-            useful[v.0] = true;
+        for fl in flows.iter().rev() {
+            if useful[fl.dst.0] {
+                for v in &fl.srcs {
+                    changed |= !useful[v.0];
+                    useful[v.0] = true;
+                }
+            }
+        }
+        for &(dst, arr) in reduce_srcs.iter().rev() {
+            if useful[dst.0] {
+                changed |= !useful[arr.0];
+                useful[arr.0] = true;
+            }
         }
         changed
     });
@@ -320,9 +320,10 @@ pub fn analyze(f: &Func) -> Analysis {
     recomputable(f, &f.body, &replayed, &mut candidates);
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
+    let all = statements(f);
     fixpoint(|| {
         let mut changed = false;
-        walk(&f.body, &mut |s| {
+        for s in all.iter().rev() {
             if let Stmt::Step(st) = s {
                 if recomputed[st.dst.0] {
                     for v in st.args.iter().flat_map(Operand::reads) {
@@ -333,7 +334,7 @@ pub fn analyze(f: &Func) -> Analysis {
                     }
                 }
             }
-        });
+        }
         changed
     });
     walk(&f.body, &mut |s| {
@@ -619,6 +620,13 @@ fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<usize>) {
     }
 }
 
+/// Every statement, nested ones included, in program order.
+fn statements(f: &Func) -> Vec<&Stmt> {
+    let mut all = Vec::new();
+    walk(&f.body, &mut |s| all.push(s));
+    all
+}
+
 fn fixpoint(mut step: impl FnMut() -> bool) {
     while step() {}
 }
@@ -641,9 +649,10 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Ve
         Stmt::Verbatim(_, reads) => mark(&mut live, reads),
         _ => {}
     });
+    let all = statements(f);
     fixpoint(|| {
         let mut changed = false;
-        walk(&f.body, &mut |s| {
+        for s in all.iter().rev() {
             let (dst, reads): (VarId, Vec<VarId>) = match s {
                 Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
                 Stmt::Assign(a) => (a.dst, a.value.reads.clone()),
@@ -662,7 +671,7 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Ve
                     c.dst,
                     c.args.iter().flat_map(|a| a.value.reads.clone()).collect(),
                 ),
-                _ => return,
+                _ => continue,
             };
             if live[dst.0] {
                 for v in reads {
@@ -672,7 +681,7 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Ve
                     }
                 }
             }
-        });
+        }
         changed
     });
     live

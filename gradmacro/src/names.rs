@@ -62,7 +62,15 @@ fn strip_raw(name: &str) -> &str {
 }
 
 fn is_keyword(name: &str) -> bool {
-    syn::parse_str::<Ident>(name).is_err()
+    const KEYWORDS: &[&str] = &[
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
+        "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
+        "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait",
+        "true", "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do",
+        "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
+        "gen", "_",
+    ];
+    KEYWORDS.contains(&name)
 }
 
 fn ident(name: &str) -> Ident {
