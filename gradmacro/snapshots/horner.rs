@@ -12,6 +12,8 @@ fn horner(x: f64, c: &[f64]) -> f64 {
 fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
+    let len = (0..c.len()).rev().size_hint().0;
+    tape_acc.reserve(len);
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
         tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
@@ -36,6 +38,8 @@ fn horner_grad(x: f64, c: &[f64]) -> (f64, (f64, ::std::vec::Vec<f64>)) {
 fn horner_adjoint(x: f64, c: &[f64], mut d_out: f64) -> (f64, ::std::vec::Vec<f64>) {
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
+    let len = (0..c.len()).rev().size_hint().0;
+    tape_acc.reserve(len);
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
         tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
@@ -73,6 +77,8 @@ fn horner_adjoint_acc(
     );
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
+    let len = (0..c.len()).rev().size_hint().0;
+    tape_acc.reserve(len);
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
         tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
@@ -105,6 +111,8 @@ fn horner_pullback(
     };
     let mut tape_acc: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
     let mut acc: f64 = 0.0;
+    let len = (0..c.len()).rev().size_hint().0;
+    tape_acc.reserve(len);
     for k in (0..c.len()).rev() {
         let t1 = acc * x;
         tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));

@@ -114,6 +114,7 @@ impl Emitter<'_> {
                     // the tape is a call, and values live across it would
                     // leave their registers for the whole loop.
                     let tape = self.value_tape(st.dst);
+                    self.note_push(&tape);
                     quote!(#tape.push(::core::mem::replace(&mut #dst, #value));)
                 } else {
                     quote!(#save #dst = #value;)
@@ -193,6 +194,7 @@ impl Emitter<'_> {
                     let replaced = quote!(::core::mem::replace(&mut #dst, #init));
                     if Keep::of(d.ctx) == Keep::Tape {
                         let tape = self.array_tape(d.dst);
+                        self.note_push(&tape);
                         return quote!(#tape.push(#replaced););
                     }
                     let key = d as *const ArrayDef as WriteKey;
@@ -280,6 +282,7 @@ impl Emitter<'_> {
     fn save_value(&mut self, v: VarId, key: WriteKey, ctx: Ctx, value: TokenStream) -> TokenStream {
         if Keep::of(ctx) == Keep::Tape {
             let tape = self.value_tape(v);
+            self.note_push(&tape);
             return quote!(#tape.push(#value););
         }
         match self.rec.saves.get(&key) {
@@ -310,10 +313,13 @@ impl Emitter<'_> {
             return tokens;
         }
         frames.pop();
-        let slot = &self.rec.exit[&site];
+        let slot = self.rec.exit[&site].clone();
         let i = &slot.ident;
         match slot.store {
-            Keep::Tape => quote!(#tokens #i.push(false);),
+            Keep::Tape => {
+                self.note_push(i);
+                quote!(#tokens #i.push(false);)
+            }
             _ => tokens,
         }
     }
@@ -340,6 +346,8 @@ impl Emitter<'_> {
                 Keep::Once => quote!(#flag = #cond; if #flag { #then } #els),
                 Keep::Tape => {
                     let local = e.names.fresh("took");
+                    let flag = flag.clone();
+                    e.note_push(&flag);
                     quote!(let #local = #cond; #flag.push(#local); if #local { #then } #els)
                 }
             }
@@ -349,8 +357,28 @@ impl Emitter<'_> {
     fn fwd_loop(&mut self, l: &Loop, frames: &mut Vec<Frame>) -> TokenStream {
         self.with_exit_flag(l.site, frames, |e, frames| {
             frames.push(Frame::Loop(l.site));
+            e.pushed.push(Vec::new());
             let body = e.fwd_block(&l.body, frames);
+            let tapes = e.pushed.pop().unwrap_or_default();
             frames.pop();
+            // A range's length is known before it runs: room for every push.
+            let reserve = match &l.kind {
+                LoopKind::For {
+                    iter,
+                    reversed: Some(_),
+                    ..
+                } if !tapes.is_empty() => {
+                    let n = e.names.fresh("len");
+                    let it = &iter.tokens;
+                    let it = if is_range(it) {
+                        quote!((#it))
+                    } else {
+                        quote!(#it)
+                    };
+                    quote!(let #n = #it.size_hint().0; #(#tapes.reserve(#n);)*)
+                }
+                _ => quote!(),
+            };
             let slot = e.rec.count.get(&l.site).cloned();
             let (before, tick, after) = match &slot {
                 None => (quote!(), quote!(), quote!()),
@@ -391,7 +419,7 @@ impl Emitter<'_> {
                                 quote!()
                             };
                             return quote! {
-                                #before
+                                #reserve #before
                                 for #fresh in #iter { #tick #save #var = #fresh; #body }
                                 #after
                             };
@@ -412,7 +440,7 @@ impl Emitter<'_> {
             if body.is_empty() && slot.is_none() && !matches!(l.kind, LoopKind::Infinite) {
                 return quote!();
             }
-            quote!(#before #header { #tick #body } #after)
+            quote!(#reserve #before #header { #tick #body } #after)
         })
     }
 
@@ -566,6 +594,18 @@ fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
     tokens.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Ident(i) => i == *ident,
         proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}
+
+/// Whether `tokens` are a bare range (`a..b`), which needs parentheses to take
+/// a method call.
+fn is_range(tokens: &TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
+    tts.windows(2).any(|w| match (&w[0], &w[1]) {
+        (proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Punct(b)) => {
+            a.as_char() == '.' && b.as_char() == '.'
+        }
         _ => false,
     })
 }

@@ -50,6 +50,9 @@ pub struct Emitter<'a> {
     pub compact: bool,
     pub compact_values: Vec<VarId>,
     pub compact_adjoints: Vec<VarId>,
+    /// For each loop being emitted, innermost last: the tapes its body pushes
+    /// to directly, reserved before the loop when its length is known.
+    pub pushed: Vec<Vec<Ident>>,
 }
 
 impl<'a> Emitter<'a> {
@@ -75,6 +78,7 @@ impl<'a> Emitter<'a> {
             compact: !f.has_return && f.body.stmts.len() > COMPACT_ABOVE,
             compact_values: Vec::new(),
             compact_adjoints: Vec::new(),
+            pushed: Vec::new(),
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -82,6 +86,16 @@ impl<'a> Emitter<'a> {
             e.adj(v);
         }
         e
+    }
+
+    /// Notes that the loop being emitted pushes to `tape` once per iteration
+    /// at most.
+    pub fn note_push(&mut self, tape: &Ident) {
+        if let Some(top) = self.pushed.last_mut() {
+            if !top.contains(tape) {
+                top.push(tape.clone());
+            }
+        }
     }
 
     pub fn live(&self, v: VarId) -> bool {
