@@ -1038,6 +1038,11 @@ fn join(a: &[Assigned], a_div: bool, b: &[Assigned], b_div: bool) -> Vec<Assigne
         .collect()
 }
 
+/// The segments of a path, as strings (`f64::sin` -> `["f64", "sin"]`).
+pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 /// The name a pattern binds, if it is a plain name.
 pub(crate) fn pat_ident(p: &syn::Pat) -> Option<syn::Ident> {
     match p {

@@ -53,12 +53,7 @@ impl Lowerer<'_> {
             Expr::Array(a) => (a.elems.iter().cloned().collect(), None, false),
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else { return None };
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::lower::path_names(&p.path);
                 let ctor = segs.len() >= 2 && segs[segs.len() - 2] == "Vec";
                 if !ctor || !matches!(segs.last()?.as_str(), "new" | "with_capacity") {
                     return None;

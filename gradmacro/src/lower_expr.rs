@@ -219,12 +219,7 @@ impl Lowerer<'_> {
     fn call(&mut self, c: &syn::ExprCall, e: &Expr) -> Val {
         // `f64::sin(x)`: the path form of a method.
         if let Expr::Path(p) = &*c.func {
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = crate::lower::path_names(&p.path);
             if p.qself.is_none() && segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
                 if let Some(prim) = Prim::from_method(&segs[1]) {
                     let args: Vec<&Expr> = c.args.iter().collect();

@@ -148,7 +148,7 @@ impl Emitter<'_> {
                 let i = st.index.tokens.clone();
                 let save = if self.a.saves_element(st.arr) {
                     let key = st as *const Store as WriteKey;
-                    self.save_value(st.arr, key, st.ctx, quote!(#arr[#i]))
+                    self.save_value(st.arr, key, st.ctx, quote!(#arr[#i]), false)
                 } else {
                     quote!()
                 };
@@ -192,23 +192,11 @@ impl Emitter<'_> {
                 if self.a.saves_array(self.f, d.dst, d.write) {
                     // The old array moves onto the tape; nothing is copied.
                     let replaced = quote!(::core::mem::replace(&mut #dst, #init));
-                    if Keep::of(d.ctx) == Keep::Tape {
-                        let tape = self.array_tape(d.dst);
-                        self.note_push(&tape);
-                        return quote!(#tape.push(#replaced););
-                    }
                     let key = d as *const ArrayDef as WriteKey;
-                    return match self.rec.saves.get(&key) {
-                        Some((slot, _, _)) if slot.store == Keep::Top => {
-                            let s = &slot.ident;
-                            quote!(let #s = #replaced;)
-                        }
-                        Some((slot, _, _)) => {
-                            let s = &slot.ident;
-                            quote!(#s = #replaced;)
-                        }
-                        None => quote!(#dst = #init;),
-                    };
+                    let saved = self.save_value(d.dst, key, d.ctx, replaced, true);
+                    if !saved.is_empty() {
+                        return saved;
+                    }
                 }
                 quote!(#dst = #init;)
             }
@@ -274,14 +262,26 @@ impl Emitter<'_> {
             return quote!();
         }
         let var = self.var(v);
-        self.save_value(v, key, ctx, quote!(#var))
+        self.save_value(v, key, ctx, quote!(#var), false)
     }
 
     /// Records `value` (the old value of `v`, or of one of its elements) where
     /// the reverse sweep will look for it.
-    fn save_value(&mut self, v: VarId, key: WriteKey, ctx: Ctx, value: TokenStream) -> TokenStream {
+    /// `whole`: `value` is a whole array (moved out by `mem::replace`).
+    fn save_value(
+        &mut self,
+        v: VarId,
+        key: WriteKey,
+        ctx: Ctx,
+        value: TokenStream,
+        whole: bool,
+    ) -> TokenStream {
         if Keep::of(ctx) == Keep::Tape {
-            let tape = self.value_tape(v);
+            let tape = if whole {
+                self.array_tape(v)
+            } else {
+                self.value_tape(v)
+            };
             self.note_push(&tape);
             return quote!(#tape.push(#value););
         }
