@@ -191,7 +191,9 @@ impl Analysis {
     /// consumed: only if something later in the reverse sweep reads it again.
     pub fn zero_needed(&self, f: &Func, st: &Step) -> bool {
         let own = usize::from(self.contributes(st));
-        self.writers[st.dst.0] > own || st.ctx.loop_depth > f.var(st.dst).decl.loop_depth
+        // A parameter's adjoint is read at the end, as its gradient entry.
+        let param = f.params.iter().any(|p| p.id == st.dst);
+        param || self.writers[st.dst.0] > own || st.ctx.loop_depth > f.var(st.dst).decl.loop_depth
     }
 
     fn contributes(&self, st: &Step) -> bool {
@@ -316,8 +318,16 @@ pub fn analyze(f: &Func) -> Analysis {
             replayed[v.0] = true;
         }
     });
+    // A variable declared by `let v;` is written in branches: not once, in
+    // its own block, so it is never recomputed.
     let mut candidates = vec![false; n];
-    recomputable(f, &f.body, &replayed, &mut candidates);
+    let mut deferred = vec![false; n];
+    walk(&f.body, &mut |s| {
+        if let Stmt::Declare(v) = s {
+            deferred[v.0] = true;
+        }
+    });
+    recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
     let all = statements(f);
@@ -505,15 +515,15 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
 /// since: parameters and top-level values never reassigned, rebuilt loop
 /// bindings, and other recomputed values. `t = 1.0 - x[i]` costs a subtraction
 /// backwards instead of a push and a pop.
-fn recomputable(f: &Func, b: &Block, replayed: &[bool], out: &mut Vec<bool>) {
+fn recomputable(f: &Func, b: &Block, replayed: &[bool], deferred: &[bool], out: &mut Vec<bool>) {
     let mut left = false;
     for s in &b.stmts {
         match s {
             Stmt::If(i) => {
-                recomputable(f, &i.then, replayed, out);
-                recomputable(f, &i.els, replayed, out);
+                recomputable(f, &i.then, replayed, deferred, out);
+                recomputable(f, &i.els, replayed, deferred, out);
             }
-            Stmt::Loop(l) => recomputable(f, &l.body, replayed, out),
+            Stmt::Loop(l) => recomputable(f, &l.body, replayed, deferred, out),
             Stmt::Step(st) => {
                 let v = f.var(st.dst);
                 let fixed = |u: VarId| {
@@ -525,6 +535,7 @@ fn recomputable(f: &Func, b: &Block, replayed: &[bool], out: &mut Vec<bool>) {
                 };
                 let inputs = st.args.iter().all(|a| a.reads().into_iter().all(fixed));
                 if !left
+                    && !deferred[st.dst.0]
                     && st.write == Write::Def
                     && !v.reassigned
                     && v.decl.loop_depth > 0

@@ -228,6 +228,14 @@ impl<'a> Lowerer<'a> {
     /// Declares a user variable in the current scope. Its activity is `kind`
     /// unless an earlier attempt promoted this declaration.
     fn declare(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
+        let id = self.declare_unbound(name, kind, span);
+        self.bind(name, id);
+        id
+    }
+
+    /// A new variable for `name`, not yet visible: `let x = if .. { x } ..`
+    /// reads the old `x` in its initialiser.
+    fn declare_unbound(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
         let ord = self.next_decl;
         self.next_decl += 1;
         let kind = if self.promoted.contains(&ord) {
@@ -237,7 +245,6 @@ impl<'a> Lowerer<'a> {
         };
         let id = self.new_var(&name.to_string(), kind, span);
         self.var_decl[id.0] = Some(ord);
-        self.bind(name, id);
         id
     }
 
@@ -487,9 +494,10 @@ impl<'a> Lowerer<'a> {
         if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_))
             && rename::mentions_active(e, self)
         {
-            let v = self.declare(name, VarKind::Passive, name.span());
+            let v = self.declare_unbound(name, VarKind::Passive, name.span());
             self.cur.push(Stmt::Declare(v));
             self.assign_expr(v, e);
+            self.bind(name, v);
             return;
         }
         let val = self.expr(e);
@@ -652,7 +660,9 @@ impl<'a> Lowerer<'a> {
             Assigned::No => Write::Def,
             _ => Write::Overwrite,
         };
-        if w == Write::Overwrite {
+        // A write inside a loop that the variable's declaration is outside of
+        // may run again: the variable needs `mut`.
+        if w == Write::Overwrite || self.ctx.loop_depth > self.vars[v.0].decl.loop_depth {
             self.vars[v.0].reassigned = true;
         }
         self.assigned[v.0] = Assigned::Yes;
@@ -967,7 +977,11 @@ impl<'a> Lowerer<'a> {
                 .error(r, "`return` needs a value: `return <f64 expression>;`");
             return;
         };
+        // The path that writes `out` here leaves the function: later code
+        // never sees this write.
+        let before = self.assigned[out.0];
         self.assign_expr(out, e);
+        self.assigned[out.0] = before;
         self.cur.push(Stmt::Exit(Exit::Return));
         self.diverged = true;
     }

@@ -78,7 +78,15 @@ impl Emitter<'_> {
                     .args
                     .iter()
                     .enumerate()
-                    .map(|(i, a)| self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i)))
+                    .map(|(i, a)| {
+                        if i == 0 && st.prim.method().is_some() {
+                            // `f64::max(3.0, y)` becomes `3.0f64.max(y)`: a bare
+                            // literal receiver would be an ambiguous float.
+                            self.partial_operand(a)
+                        } else {
+                            self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i))
+                        }
+                    })
                     .collect();
                 let value = st.prim.eval(&args, st.span);
                 let dst = self.f.var(st.dst).ident.clone();
@@ -87,14 +95,14 @@ impl Emitter<'_> {
                 if let (Some(op), true) = (st.prim.compound(), assigned_here) {
                     if matches!(st.args[0], Operand::Var(v) if v == st.dst) {
                         // `s = s * x` is written `s *= x`: the same operation.
-                        let rhs = &args[1];
+                        let rhs = unparen(self.operand(&st.args[1], false));
                         return quote!(#save #dst #op #rhs;);
                     }
                     if st.prim.commutative() && matches!(st.args[1], Operand::Var(v) if v == st.dst)
                     {
                         // `s = t + s` is `s += t`: IEEE addition and
                         // multiplication are commutative, bit for bit.
-                        let rhs = &args[0];
+                        let rhs = unparen(self.operand(&st.args[0], false));
                         return quote!(#save #dst #op #rhs;);
                     }
                 }
@@ -608,4 +616,18 @@ fn is_range(tokens: &TokenStream) -> bool {
         }
         _ => false,
     })
+}
+
+/// `(a + b)` as `a + b`: after a compound assignment the parentheses are
+/// redundant (and rustc says so).
+fn unparen(tokens: TokenStream) -> TokenStream {
+    let mut it = tokens.clone().into_iter();
+    match (it.next(), it.next()) {
+        (Some(proc_macro2::TokenTree::Group(g)), None)
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+        {
+            g.stream()
+        }
+        _ => tokens,
+    }
 }

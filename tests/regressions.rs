@@ -1,0 +1,774 @@
+//! Regression tests: the bug classes that have shipped wrong gradients in
+//! other AD tools, and the minimal programs the differential test
+//! (`tests/differential.rs`) shrank its failures to.
+//!
+//! Each `#[differentiate]` function here is checked at a few points against
+//! its derivative worked out by hand (in the comments), against centered
+//! finite differences, for a value bit-identical to the function's, and for
+//! `f_adjoint(.., d_out) == d_out * gradient`.
+//!
+//! Shrunk programs whose expansion does not compile (or fails clippy) cannot
+//! live in this file as code (one would stop the whole file from building,
+//! or CI's clippy step): they are kept as source text in `SHRUNK` and checked
+//! by `shrunk_programs`, which builds them in the differential test's scratch
+//! crate and compares them with dual numbers there.
+
+#[path = "differential/mod.rs"]
+mod difftest;
+
+use difftest::harness::{Case, Outcome, TestCrate};
+use gradmacro::differentiate;
+use gradmacro_runtime::check_gradient;
+
+/// Not a power of two: a mis-scaled adjoint cannot pass by accident.
+const D_OUT: f64 = 2.5;
+
+fn close(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-12 * want.abs().max(1.0)
+}
+
+/// Value, gradient, adjoint and finite differences of a function of `n`
+/// inputs at one point.
+#[track_caller]
+fn check_point(
+    name: &str,
+    x: &[f64],
+    f: &dyn Fn(&[f64]) -> f64,
+    value: f64,
+    grad: &[f64],
+    adjoint: &[f64],
+    want: &[f64],
+) {
+    let fx = f(x);
+    assert!(fx.is_finite(), "{name}: f{x:?} = {fx}: not a usable point");
+    assert_eq!(
+        value.to_bits(),
+        fx.to_bits(),
+        "{name}: f_grad{x:?} gives the value {value:?}, f gives {fx:?}"
+    );
+    for i in 0..x.len() {
+        assert!(
+            close(grad[i], want[i]),
+            "{name}: at {x:?}, derivative {i} is {:?}, expected {:?} (whole gradient {grad:?}, \
+             expected {want:?})",
+            grad[i],
+            want[i]
+        );
+        assert!(
+            close(adjoint[i], D_OUT * want[i]),
+            "{name}: at {x:?}, f_adjoint(.., {D_OUT}) entry {i} is {:?}, expected {:?}",
+            adjoint[i],
+            D_OUT * want[i]
+        );
+    }
+    check_gradient(f, x, grad).assert_within(1e-6);
+}
+
+// ---------------------------------------------------------------------------
+// A value reused along several paths, and twice inside one operation.
+// ---------------------------------------------------------------------------
+
+/// `a = xy` reaches the output four times, twice through `a * a`; `x` is
+/// both operands of `hypot`, `y` both operands of `atan2`.
+///
+/// out = (a² + a x) a + hypot(x, x) + atan2(y, y) = x³y³ + x³y² + √2|x| + atan2(y, y)
+/// d/dx = 3x²y³ + 3x²y² + √2 sign(x),  d/dy = 3x³y² + 2x³y  (atan2(y, y) is constant)
+#[differentiate]
+fn reuse(x: f64, y: f64) -> f64 {
+    let a = x * y;
+    let b = a * a;
+    let c = b + a * x;
+    c * a + x.hypot(x) + y.atan2(y)
+}
+
+#[test]
+fn reuse_along_several_paths() {
+    for (x, y) in [(1.3, 0.7), (-0.8, 1.9), (2.1, -0.4)] {
+        let (v, (gx, gy)) = reuse_grad(x, y);
+        let (ax, ay) = reuse_adjoint(x, y, D_OUT);
+        let want = [
+            3.0 * x * x * y * y * y + 3.0 * x * x * y * y + 2f64.sqrt() * x.signum(),
+            3.0 * x * x * x * y * y + 2.0 * x * x * x * y,
+        ];
+        check_point(
+            "reuse",
+            &[x, y],
+            &|p| reuse(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &want,
+        );
+    }
+}
+
+/// One variable as every operand: x^x + (x·x + x) + hypot(x, x) - min(x, x).
+/// d/dx = x^x (ln x + 1) + 2x + 1 + √2 sign(x) - 1
+#[differentiate]
+fn self_operands(x: f64) -> f64 {
+    x.powf(x) + x.mul_add(x, x) + x.hypot(x) - x.min(x)
+}
+
+#[test]
+fn one_value_as_every_operand() {
+    for x in [0.4, 1.7, 2.6] {
+        let (v, g) = self_operands_grad(x);
+        let a = self_operands_adjoint(x, D_OUT);
+        let want = x.powf(x) * (x.ln() + 1.0) + 2.0 * x + 2f64.sqrt();
+        check_point(
+            "self_operands",
+            &[x],
+            &|p| self_operands(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[want],
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A variable defined before a loop whose trip count depends on the input,
+// and read after it: its adjoint must survive the loop.
+// ---------------------------------------------------------------------------
+
+/// `s` only depends on x through the trip count (piecewise constant), so
+/// d/dx = 3 s + 3 where s = 1.5^k, k the number of iterations.
+#[differentiate]
+fn before_loop(x: f64) -> f64 {
+    let c = x * 3.0;
+    let mut s = 1.0;
+    let mut k = 0;
+    while s < x * x && k < 100 {
+        s *= 1.5;
+        k += 1;
+    }
+    c * s + c
+}
+
+/// The `s` of `before_loop`.
+fn trips(x: f64) -> f64 {
+    let mut s = 1.0;
+    while s < x * x {
+        s *= 1.5;
+    }
+    s
+}
+
+#[test]
+fn defined_before_a_loop_with_input_dependent_trips() {
+    // 0, 4 and 6 iterations.
+    for x in [0.5, 2.0, 3.3] {
+        let (v, g) = before_loop_grad(x);
+        let a = before_loop_adjoint(x, D_OUT);
+        let want = 3.0 * trips(x) + 3.0;
+        check_point(
+            "before_loop",
+            &[x],
+            &|p| before_loop(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[want],
+        );
+    }
+}
+
+/// `c` is read inside and after a loop that runs `n` times:
+/// s_n = 0.5ⁿ x + 2c (1 - 0.5ⁿ), out = s_n c, with c = sin x:
+/// d/dx = (0.5ⁿ + 2 cos x (1 - 0.5ⁿ)) c + s_n cos x
+#[differentiate]
+fn carried(x: f64, n: usize) -> f64 {
+    let c = x.sin();
+    let mut s = x;
+    for _ in 0..n {
+        s = s * 0.5 + c;
+    }
+    s * c
+}
+
+#[test]
+fn read_inside_and_after_a_loop_of_n_trips() {
+    for n in [0usize, 1, 3, 7] {
+        for x in [-1.1, 0.6, 2.3] {
+            let (v, g) = carried_grad(x, n);
+            let a = carried_adjoint(x, n, D_OUT);
+            let h = 0.5f64.powi(n as i32);
+            let (c, dc) = (x.sin(), x.cos());
+            let s = h * x + 2.0 * c * (1.0 - h);
+            let want = (h + 2.0 * dc * (1.0 - h)) * c + s * dc;
+            check_point(
+                &format!("carried(n = {n})"),
+                &[x],
+                &|p| carried(p[0], n),
+                v,
+                &[g],
+                &[a],
+                &[want],
+            );
+        }
+    }
+}
+
+/// `a` is defined before a `while` whose trip count depends on x and read
+/// after it: t = 0.7 k with k trips, out = a + t a, d/dx = 2x (1 + t).
+#[differentiate]
+fn until(x: f64) -> f64 {
+    let a = x * x;
+    let mut t = 0.0;
+    let mut k = 0;
+    while t < x + 2.0 && k < 50 {
+        t += 0.7;
+        k += 1;
+    }
+    a + t * a
+}
+
+#[test]
+fn read_after_a_while_of_input_dependent_trips() {
+    for x in [-1.8, 0.3, 1.9] {
+        let (v, g) = until_grad(x);
+        let a = until_adjoint(x, D_OUT);
+        let mut t = 0.0;
+        while t < x + 2.0 {
+            t += 0.7;
+        }
+        let want = 2.0 * x * (1.0 + t);
+        check_point("until", &[x], &|p| until(p[0]), v, &[g], &[a], &[want]);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A branch not taken whose derivative would be NaN or infinite.
+// ---------------------------------------------------------------------------
+
+/// sqrt and ln guarded by their domains; a branch never taken at the test
+/// points (its derivative would be NaN there).
+/// d/dx = [x > 0] / (2√x) + (x > 1 ? 1/(x - 1) : 2) + 1
+#[differentiate]
+fn guarded(x: f64) -> f64 {
+    let r = if x > 0.0 { x.sqrt() } else { 0.0 };
+    let l = if x > 1.0 { (x - 1.0).ln() } else { x * 2.0 };
+    let mut s = x;
+    if x < -5.0 {
+        s = (x + 5.0).sqrt();
+    }
+    r + l + s
+}
+
+#[test]
+fn branches_not_taken_do_not_poison() {
+    for x in [-0.5, 0.5, 2.0] {
+        let (v, g) = guarded_grad(x);
+        let a = guarded_adjoint(x, D_OUT);
+        let r = if x > 0.0 { 0.5 / x.sqrt() } else { 0.0 };
+        let l = if x > 1.0 { 1.0 / (x - 1.0) } else { 2.0 };
+        check_point(
+            "guarded",
+            &[x],
+            &|p| guarded(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[r + l + 1.0],
+        );
+    }
+}
+
+/// A loop body with 1/x that runs zero times at x = 0: d/dx = 2.
+#[differentiate]
+fn zero_trips(x: f64, n: usize) -> f64 {
+    let mut s = x * 2.0;
+    for _ in 0..n {
+        s += 1.0 / x;
+    }
+    s
+}
+
+#[test]
+fn a_loop_that_does_not_run_does_not_poison() {
+    let (v, g) = zero_trips_grad(0.0, 0);
+    assert_eq!(v.to_bits(), zero_trips(0.0, 0).to_bits());
+    assert_eq!(g, 2.0, "d/dx of 2x at 0, with an unexecuted 1/x");
+    assert_eq!(zero_trips_adjoint(0.0, 0, D_OUT), 2.0 * D_OUT);
+}
+
+/// A constant exponent of a negative base: the exponent's partial (which
+/// needs ln of the base, NaN here) must not be used.
+/// d/dx (x^2 + x^3) = 2x + 3x²
+#[differentiate]
+fn negative_base(x: f64) -> f64 {
+    x.powf(2.0) + x.powf(3.0)
+}
+
+#[test]
+fn constant_exponent_of_a_negative_base() {
+    for x in [-1.5, -0.3, 0.8] {
+        let (v, g) = negative_base_grad(x);
+        let a = negative_base_adjoint(x, D_OUT);
+        check_point(
+            "negative_base",
+            &[x],
+            &|p| negative_base(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[2.0 * x + 3.0 * x * x],
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Values read after a `break`.
+// ---------------------------------------------------------------------------
+
+/// At the points used the loop breaks when i = 3, with
+/// s3 = 3.375x + 4.75y and last = s3 y + 3, so out = s3² y + 4 s3:
+/// d/dx = (2 s3 y + 4) 3.375,  d/dy = s3² + (2 s3 y + 4) 4.75
+#[differentiate]
+fn after_break(x: f64, y: f64) -> f64 {
+    let mut s = x;
+    let mut last = y;
+    for i in 0..10 {
+        last = s * y + i as f64;
+        if last > 4.0 {
+            break;
+        }
+        s = s * 1.5 + y;
+    }
+    s * last + s
+}
+
+#[test]
+fn values_read_after_break() {
+    for (x, y) in [(1.0, 0.5), (0.8, 0.6), (1.2, 0.45)] {
+        let (v, (gx, gy)) = after_break_grad(x, y);
+        let (ax, ay) = after_break_adjoint(x, y, D_OUT);
+        let s3 = 3.375 * x + 4.75 * y;
+        assert!(
+            s3 * y + 3.0 > 4.0,
+            "the loop must break at i = 3 at {x}, {y}"
+        );
+        let want = [
+            (2.0 * s3 * y + 4.0) * 3.375,
+            s3 * s3 + (2.0 * s3 * y + 4.0) * 4.75,
+        ];
+        check_point(
+            "after_break",
+            &[x, y],
+            &|p| after_break(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &want,
+        );
+    }
+}
+
+/// `loop` + `break`: t = x^k for the first k with x^k > 10, out = t + k x:
+/// d/dx = k x^(k-1) + k
+#[differentiate]
+fn loop_break(x: f64) -> f64 {
+    let mut t = 1.0;
+    let mut k = 0;
+    loop {
+        k += 1;
+        t *= x;
+        if t > 10.0 || k >= 30 {
+            break;
+        }
+    }
+    t + k as f64 * x
+}
+
+#[test]
+fn loop_with_break_then_reads() {
+    for x in [1.3, 2.5, 4.0] {
+        let (v, g) = loop_break_grad(x);
+        let a = loop_break_adjoint(x, D_OUT);
+        let mut k = 1;
+        while x.powi(k) <= 10.0 {
+            k += 1;
+        }
+        let want = f64::from(k) * x.powi(k - 1) + f64::from(k);
+        check_point(
+            "loop_break",
+            &[x],
+            &|p| loop_break(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[want],
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A variable reassigned inside a branch inside a loop, read twice after it.
+// ---------------------------------------------------------------------------
+
+/// Taken at i = 0 and 2: t = x y² + x y + x, out = t² + sin t:
+/// d/dx = (2t + cos t)(y² + y + 1),  d/dy = (2t + cos t)(2xy + x)
+#[differentiate]
+fn branch_in_loop(x: f64, y: f64) -> f64 {
+    let mut t = x;
+    for i in 0..4 {
+        if i % 2 == 0 {
+            t = t * y + x;
+        }
+    }
+    t * t + t.sin()
+}
+
+#[test]
+fn reassigned_in_a_branch_in_a_loop_read_twice() {
+    for (x, y) in [(0.7, 1.2), (-1.4, 0.3), (2.0, -0.8)] {
+        let (v, (gx, gy)) = branch_in_loop_grad(x, y);
+        let (ax, ay) = branch_in_loop_adjoint(x, y, D_OUT);
+        let t = x * y * y + x * y + x;
+        let k = 2.0 * t + t.cos();
+        check_point(
+            "branch_in_loop",
+            &[x, y],
+            &|p| branch_in_loop(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &[k * (y * y + y + 1.0), k * (2.0 * x * y + x)],
+        );
+    }
+}
+
+/// The branch depends on the value being updated: t grows by 1.5 while
+/// below 2, then by 0.25 x.
+#[differentiate]
+fn branch_on_itself(x: f64) -> f64 {
+    let mut t = x;
+    for _ in 0..5 {
+        if t < 2.0 {
+            t *= 1.5;
+        } else {
+            t += 0.25 * x;
+        }
+    }
+    t * t - t
+}
+
+/// The same, by hand: t = 1.5^m x + 0.25 (5 - m) x, where m counts the
+/// first kind of step; d/dx = (2t - 1) (1.5^m + 0.25 (5 - m)).
+fn branch_on_itself_by_hand(x: f64) -> (f64, f64) {
+    let mut t = x;
+    let mut m = 0;
+    for _ in 0..5 {
+        if t < 2.0 {
+            t *= 1.5;
+            m += 1;
+        } else {
+            t += 0.25 * x;
+        }
+    }
+    let dt = 1.5f64.powi(m) + 0.25 * f64::from(5 - m);
+    (t, (2.0 * t - 1.0) * dt)
+}
+
+#[test]
+fn branch_on_the_reassigned_variable() {
+    for x in [0.3, 0.9, 2.7] {
+        let (v, g) = branch_on_itself_grad(x);
+        let a = branch_on_itself_adjoint(x, D_OUT);
+        let (_, want) = branch_on_itself_by_hand(x);
+        check_point(
+            "branch_on_itself",
+            &[x],
+            &|p| branch_on_itself(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[want],
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Shrunk failures of the differential test that compile.
+// ---------------------------------------------------------------------------
+
+/// A parameter overwritten by a constant in a branch that is taken: the
+/// output no longer depends on it, d/dy = 0.
+/// (Differential test, program 44; shrunk from 116 syntax nodes to 9.)
+#[differentiate]
+fn overwritten_in_taken_branch(mut y: f64) -> f64 {
+    if 1.5 <= 2.0 {
+        y = 1.0;
+    }
+    y
+}
+
+#[test]
+fn overwrite_in_a_taken_branch_kills_the_derivative() {
+    for y in [0.13, -2.0, 7.5] {
+        let (v, g) = overwritten_in_taken_branch_grad(y);
+        assert_eq!(v, overwritten_in_taken_branch(y));
+        assert_eq!(g, 0.0, "d/dy of a function that ignores y, at {y}");
+        assert_eq!(overwritten_in_taken_branch_adjoint(y, D_OUT), 0.0);
+    }
+}
+
+/// The same with a condition on the input: below 10 the output is 1.
+#[differentiate]
+fn overwritten_when_small(mut y: f64) -> f64 {
+    if y < 10.0 {
+        y = 2.0 * 3.0;
+    }
+    y * 2.0
+}
+
+#[test]
+fn overwrite_in_a_branch_on_the_input() {
+    for y in [0.5, 3.0] {
+        assert_eq!(overwritten_when_small(y), 12.0);
+        assert_eq!(overwritten_when_small_grad(y), (12.0, 0.0), "at {y}");
+    }
+    assert_eq!(overwritten_when_small_grad(12.0), (24.0, 2.0));
+}
+
+// ---------------------------------------------------------------------------
+// Shrunk failures that cannot be compiled here, checked as text.
+// ---------------------------------------------------------------------------
+
+/// Minimal programs the differential test found (program number, source),
+/// whose expansion does not compile, or is rejected by clippy (which would
+/// stop CI before any test runs). Each must build under `#![deny(warnings)]`
+/// and agree with dual numbers.
+const SHRUNK: &[(&str, &str)] = &[
+    (
+        "277: f_grad's value is not f's; the expansion assigns `g = g` (clippy::self_assignment). \
+         At (1.3588449771152593, -0.39005698921041, 0.3430178880882634) f = -0.0470391011221466 \
+         but f_grad returns 0.3430178880882634",
+        "#[differentiate]
+fn f(y: f64, z: f64, mut x: f64) -> f64 {
+    let c = z;
+    let g: f64 = 1.0;
+    let g = if y < 0.75 {
+        1.69
+    } else {
+        g
+    };
+    if 1.0 > 1.25 {
+        return 1.0;
+    }
+    let d: f64;
+    d = c * g;
+    x += d;
+    x
+}",
+    ),
+    (
+        "21: f64::max with a literal first argument (E0689, ambiguous float)",
+        "#[differentiate]
+fn f(y: f64) -> f64 {
+    let t: f64;
+    t = f64::max(3.0, y);
+    t
+}",
+    ),
+    (
+        "141: integer local assigned in a loop lost its `mut` (E0384)",
+        "#[differentiate]
+fn f(_x: f64) -> f64 {
+    let mut k;
+    let mut w1 = 0;
+    loop {
+        w1 += 1;
+        if w1 > 5 {
+            break;
+        }
+        k = 0;
+        if k > 2 {
+            return 1.0;
+        }
+    }
+    1.0
+}",
+    ),
+    (
+        "190: shadowed parameter compared in a loop (E0282, type annotations needed)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let x = if 1.0 <= 1.0 {
+        x.acos()
+    } else {
+        1.0
+    };
+    let mut w2 = 0;
+    loop {
+        w2 += 1;
+        if w2 > 3 {
+            break;
+        }
+        if x < 1.38 {
+            continue;
+        }
+    }
+    1.0
+}",
+    ),
+    (
+        "43: return after a reassignment in a branch (unused_parens in the expansion)",
+        "#[differentiate]
+fn f(mut out: f64) -> f64 {
+    if 0.11 <= 1.75 {
+        out = out * (1.0 + 1.0);
+        return out;
+    }
+    1.0
+}",
+    ),
+    (
+        "8: shadowing `let x = if ..` read in a loop (E0381, possibly-uninitialized)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let x = if 1.0 > 3.0 {
+        x
+    } else {
+        1.0
+    };
+    for _ in 0..3 {
+        if x > 1.0 {
+            continue;
+        }
+    }
+    2.84
+}",
+    ),
+    (
+        "25: shadowing `let mut x = if ..` reassigned in a loop (E0381)",
+        "#[differentiate]
+fn f(x: f64, y: f64) -> f64 {
+    let mut x = if 1.0 >= 2.59 {
+        x
+    } else {
+        y
+    };
+    let mut w4 = 0;
+    loop {
+        w4 += 1;
+        if w4 > 4 {
+            break;
+        }
+        if x <= 1.5 {
+            continue;
+        }
+        x = 1.0;
+    }
+    1.0
+}",
+    ),
+    (
+        "179: unconditional return inside a for loop (E0381)",
+        "#[differentiate]
+fn f(y: f64) -> f64 {
+    for _ in 0..2 {
+        return 2.5 / y;
+    }
+    1.0
+}",
+    ),
+    (
+        "3061: a block initialiser reads the name it shadows (E0277: `{integer} + f64`)",
+        "#[differentiate]
+fn f(n: usize, y: f64) -> f64 {
+    let n = {
+        let q = ((n + 1) as f64) - y;
+        q
+    };
+    n
+}",
+    ),
+    (
+        "1179: `let i = if i < 2 ..` shadowing an integer loop variable (E0308)",
+        "#[differentiate]
+fn f(y: f64) -> f64 {
+    let mut x: f64 = 1.0;
+    for i in 0..4 {
+        let c: f64;
+        let i = if i < 2 {
+            x
+        } else {
+            y
+        };
+        c = i;
+        x = c;
+    }
+    1.0
+}",
+    ),
+    (
+        "437: an unused variable in the expansion (a block in a condition shadows `q`)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let q: f64 = if ({
+        let q = 1.0;
+        q * x
+    }) >= 1.47 {
+        1.0
+    } else {
+        1.0
+    };
+    if 1 < 1 {
+        return 1.0;
+    }
+    q * x
+}",
+    ),
+    (
+        "31 (commit 198b34f): a loop body value recomputed from an `if` temporary out of \
+         scope (E0425: cannot find `t1`)",
+        "#[differentiate]
+fn f(mut x: f64) -> f64 {
+    for _ in 0..1 {
+        let v: f64 = 1.0 + (if x >= 0.5 {
+            1.0
+        } else {
+            1.0
+        });
+        x = v * x;
+    }
+    x
+}",
+    ),
+];
+
+#[test]
+fn shrunk_programs() {
+    let mut tc = TestCrate::new(if cfg!(debug_assertions) {
+        "regressions-debug"
+    } else {
+        "regressions-release"
+    });
+    let cases: Vec<Case> = SHRUNK
+        .iter()
+        .enumerate()
+        .map(|(i, (_, source))| Case {
+            id: i,
+            seed: difftest::rng::program_seed(i as u64),
+            source: source.to_string(),
+        })
+        .collect();
+    let outcomes = tc.run(&cases);
+    let mut failures = Vec::new();
+    for ((name, source), outcome) in SHRUNK.iter().zip(outcomes) {
+        match outcome {
+            Outcome::Ok { .. } => {}
+            Outcome::Skip { .. } => failures.push(format!("{name}: no usable point\n{source}")),
+            Outcome::Fail(f) => failures.push(format!("{name}: {}: {}\n{source}", f.kind, f.msg)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} shrunk programs fail:\n\n{}",
+        failures.len(),
+        SHRUNK.len(),
+        failures.join("\n\n")
+    );
+}
