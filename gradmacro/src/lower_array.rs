@@ -568,7 +568,7 @@ fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
 }
 
 /// Whether passive code contains a float literal (`vec![0.0; n]` holds floats).
-fn has_float_literal(ts: &TokenStream) -> bool {
+pub(crate) fn has_float_literal(ts: &TokenStream) -> bool {
     ts.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Literal(l) => {
             let s = l.to_string();

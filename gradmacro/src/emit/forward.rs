@@ -3,7 +3,7 @@
 //! exactly what the reverse sweep asked for.
 
 use super::records::{Keep, WriteKey};
-use super::Emitter;
+use super::{unparen, Emitter};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -137,8 +137,12 @@ impl Emitter<'_> {
                 let dst = self.f.var(p.dst).ident.clone();
                 if self.declares_here(p.dst, p.write) {
                     let m = self.let_mut(p.dst);
+                    let ty = &self.ty;
                     let annot = match &self.f.var(p.dst).ty {
                         Some(t) => quote!(: #t),
+                        // `let g = 0.5;`: the user's code may fix its type by a
+                        // use the generated code does not repeat.
+                        None if float_literal(&p.value.tokens) => quote!(: #ty),
                         None => quote!(),
                     };
                     quote!(#save let #m #dst #annot = #value;)
@@ -618,16 +622,20 @@ fn is_range(tokens: &TokenStream) -> bool {
     })
 }
 
-/// `(a + b)` as `a + b`: after a compound assignment the parentheses are
-/// redundant (and rustc says so).
-fn unparen(tokens: TokenStream) -> TokenStream {
-    let mut it = tokens.clone().into_iter();
-    match (it.next(), it.next()) {
-        (Some(proc_macro2::TokenTree::Group(g)), None)
-            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+/// A lone unsuffixed float literal, possibly negated: `0.5`, `-2.0`.
+fn float_literal(tokens: &TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
+    let lit = match tts.as_slice() {
+        [proc_macro2::TokenTree::Literal(l)] => l,
+        [proc_macro2::TokenTree::Punct(p), proc_macro2::TokenTree::Literal(l)]
+            if p.as_char() == '-' =>
         {
-            g.stream()
+            l
         }
-        _ => tokens,
-    }
+        _ => return false,
+    };
+    let s = lit.to_string();
+    s.contains('.')
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '_')
 }

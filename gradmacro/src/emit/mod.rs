@@ -174,8 +174,16 @@ impl<'a> Emitter<'a> {
     /// since `3.0.ln()` is ambiguous to rustc.
     pub fn partial_operand(&mut self, a: &Operand) -> TokenStream {
         match a {
-            Operand::Const(c) if c.primary => {
-                suffixed(&c.tokens, &self.ty).unwrap_or_else(|| c.tokens.clone())
+            Operand::Const(c) => {
+                if let Some(lit) = suffixed(&c.tokens, &self.ty) {
+                    return lit;
+                }
+                if crate::lower_array::has_float_literal(&c.tokens) {
+                    // `(0.3 * 0.3 + 1.0).ln()` is ambiguous too: name the type.
+                    let (t, ty) = (unparen(c.tokens.clone()), &self.ty);
+                    return quote!(::core::convert::identity::<#ty>(#t));
+                }
+                self.operand(a, true)
             }
             _ => self.operand(a, true),
         }
@@ -639,5 +647,19 @@ fn vec_refs(f: &Func) -> TokenStream {
         quote!(#[allow(clippy::ptr_arg)])
     } else {
         quote!()
+    }
+}
+
+/// `(a + b)` as `a + b`: after a compound assignment the parentheses are
+/// redundant (and rustc says so).
+pub(super) fn unparen(tokens: TokenStream) -> TokenStream {
+    let mut it = tokens.clone().into_iter();
+    match (it.next(), it.next()) {
+        (Some(proc_macro2::TokenTree::Group(g)), None)
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+        {
+            g.stream()
+        }
+        _ => tokens,
     }
 }
