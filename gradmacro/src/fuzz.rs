@@ -12,8 +12,8 @@
 //!   indexing, references, labelled loops, let-else, if-let, ranges, method
 //!   chains, turbofish, odd casts, nested items...), with odd signatures and
 //!   attribute arguments, then token-level mutations of them;
-//! - fixed edge cases, and 10,000-deep or 100,000-statement inputs, each in a
-//!   child process on a thread with rustc's 8 MiB stack and with 2 MiB.
+//! - fixed edge cases, and 10,000-deep or long inputs, each in a child
+//!   process on a thread with rustc's 8 MiB stack (or 2 MiB).
 //!
 //! Every output must contain a `compile_error!` or parse as Rust items. A
 //! panic is shrunk (tokens deleted while the same panic location remains)
@@ -35,7 +35,9 @@
 //! - `GRADMACRO_FUZZ_STATEMENTS`: statements of the long bodies (default
 //!   1,000: the expansion time grows with the square of it, see the test);
 //! - `GRADMACRO_FUZZ_BIG_SECS`: time allowed to each deep or long case in
-//!   its child process (default 120 s).
+//!   its child process (default 120 s);
+//! - `GRADMACRO_FUZZ_STACKS`: the stack sizes, in MiB, the deep and long cases
+//!   run with (default `8`, rustc's; `8,2` adds 2 MiB).
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use std::cell::{Cell, RefCell};
@@ -1470,21 +1472,29 @@ fn child(case: &str, n: usize, kib: usize, stage: &str, timeout: Duration) -> St
 }
 
 /// 10,000-deep expressions and blocks, and long bodies, with rustc's 8 MiB
-/// stack and with 2 MiB. Where `syn` itself cannot parse the input on that
-/// stack, that is recorded and the macro is not blamed; a case that does not
-/// finish in time fails.
+/// stack (and 2 MiB with `GRADMACRO_FUZZ_STACKS=8,2`). Where `syn` itself
+/// cannot parse the input on that stack, that is recorded and the macro is
+/// not blamed; a case that does not finish in time fails.
 ///
 /// `GRADMACRO_FUZZ_DEPTH` and `GRADMACRO_FUZZ_STATEMENTS` change the sizes
 /// (defaults 10,000 and 1,000); `GRADMACRO_FUZZ_BIG_SECS` the time allowed
-/// to each case (default 120 s). The expansion time of a long body grows as
-/// the square of its length (measured: 0.5 s for 1,000 `let`s in a debug
-/// build, 3.6 s for 3,000, 43 s for 10,000), so the 100,000-statement body
-/// takes `GRADMACRO_FUZZ_STATEMENTS=100000` and an hour or more.
+/// to each case (default 120 s). Expansion time grows with the square of
+/// the size for some shapes (measured at commit acd9da6, debug build:
+/// `s += x; s *= 0.5;` repeated: 1.5 s for 1,000 statements, 4.9 s for
+/// 3,000, 54 s for 10,000; `x * x * ...`: 0.45 s for 1,000 factors, 2.5 s for
+/// 3,000, 34 s for 10,000), so the 100,000-statement body takes
+/// `GRADMACRO_FUZZ_STATEMENTS=100000` and a long `GRADMACRO_FUZZ_BIG_SECS`.
 #[test]
 fn deep_and_huge_inputs() {
     let depth = env_u64("GRADMACRO_FUZZ_DEPTH", 10_000) as usize;
     let stmts = env_u64("GRADMACRO_FUZZ_STATEMENTS", 1_000) as usize;
     let timeout = Duration::from_secs(env_u64("GRADMACRO_FUZZ_BIG_SECS", 120));
+    // rustc's 8 MiB by default; `GRADMACRO_FUZZ_STACKS=8,2` adds 2 MiB.
+    let stacks: Vec<usize> = std::env::var("GRADMACRO_FUZZ_STACKS")
+        .unwrap_or_else(|_| "8".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
     let deep = [
         "parens",
         "sums",
@@ -1501,7 +1511,7 @@ fn deep_and_huge_inputs() {
         .iter()
         .map(|c| (*c, depth))
         .chain(huge.iter().map(|c| (*c, stmts)))
-        .flat_map(|(c, n)| [(c, n, 8 * 1024), (c, n, 2 * 1024)])
+        .flat_map(|(c, n)| stacks.iter().map(move |mib| (c, n, mib * 1024)))
         .collect();
     // Two child processes at a time.
     let next = std::sync::atomic::AtomicUsize::new(0);

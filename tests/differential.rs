@@ -1,0 +1,551 @@
+//! Differential test of `#[differentiate]`: random programs against dual
+//! numbers.
+//!
+//! Each program comes from a seed (`difftest::gen`): nested arithmetic and
+//! every supported float method on safe arguments, `let`s, shadowing,
+//! reassignment and compound assignment, `if`/`else if`/`else` on float,
+//! integer and `bool` conditions, `for` (with `..=`, `.rev()`,
+//! `.step_by(k)`), `while` and `loop` with small trip counts, `break`,
+//! `continue` and `return` at any depth. All of them are written into one
+//! scratch crate with `#![deny(warnings)]`, expanded by the real macro and
+//! built once; then, at points where no branch is near flipping
+//! (`difftest/runner.rs`), `f_grad`'s value must be `f`'s bit for bit, its
+//! gradient must match forward-mode dual numbers evaluating the same program
+//! text (relative tolerance 1e-9 of the size of the terms, absolute 1e-12),
+//! and `f_adjoint(.., d_out)` must be `d_out` times it. Centered finite
+//! differences check the dual numbers in turn.
+//!
+//! A failing program is printed, then shrunk (statements deleted,
+//! expressions replaced by an operand or a variable, loops and conditions
+//! simplified, each step re-checked) and printed again in its minimal form:
+//! that form belongs in `tests/regressions.rs`.
+//!
+//! # Running
+//!
+//! ```text
+//! cargo test --test differential                   # 300 programs (CI)
+//! GRADMACRO_DIFFTEST_PROGRAMS=20000 cargo test --release --test differential -- --nocapture
+//! GRADMACRO_DIFFTEST_PROGRAMS=5000 GRADMACRO_DIFFTEST_SEED=15000 cargo test --test differential
+//! scripts/difftest-long.sh 20000                   # the long run, in batches, with a log
+//! ```
+//!
+//! - `GRADMACRO_DIFFTEST_PROGRAMS`: how many programs (default 300);
+//! - `GRADMACRO_DIFFTEST_SEED`: index of the first program (default 0), so a
+//!   long run can be split into batches that together cover `0..N`;
+//! - `GRADMACRO_DIFFTEST_BATCH`: programs per build of the scratch crate
+//!   (default 400);
+//! - `GRADMACRO_DIFFTEST_SHRINK`: failures shrunk per distinct kind of
+//!   failure (default 1; the others are printed unshrunk);
+//! - `GRADMACRO_DIFFTEST_SHRINK_SECS`: time allowed to each shrink (default
+//!   120), `GRADMACRO_DIFFTEST_SHRINK_TOTAL_SECS` to all of them (default 600);
+//! - `GRADMACRO_DIFFTEST_SHOW=<index>`: print program `<index>` and exit;
+//! - `GRADMACRO_DIFFTEST_DUMP=<file>`: also write every program to `<file>`;
+//! - `GRADMACRO_DIFFTEST_MACRO_DIR`: test another copy of the macro crate.
+//!
+//! Program `i` is the same on every machine and every run: a failure is
+//! reproduced by `GRADMACRO_DIFFTEST_PROGRAMS=1 GRADMACRO_DIFFTEST_SEED=i`.
+
+#[path = "differential/mod.rs"]
+mod difftest;
+
+use difftest::ast::Program;
+use difftest::harness::{Case, Failure, Outcome, TestCrate};
+use difftest::{dual, gen, rng, shrink};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+fn env_num(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+struct Failed {
+    index: u64,
+    seed: u64,
+    program: Program,
+    failure: Failure,
+}
+
+/// Shrinks `p` while it keeps failing with `want.key`.
+fn shrink_failure(
+    tc: &mut TestCrate,
+    p: &Program,
+    seed: u64,
+    want: &Failure,
+    budget: Duration,
+) -> (Program, Failure, usize) {
+    let deadline = Instant::now() + budget;
+    let mut cur = p.clone();
+    let mut cur_failure = want.clone();
+    let mut steps = 0;
+    'outer: loop {
+        let cands = shrink::candidates(&cur);
+        let mut i = 0;
+        let mut chunk = 8;
+        while i < cands.len() {
+            if Instant::now() > deadline {
+                break 'outer;
+            }
+            let slice = &cands[i..(i + chunk).min(cands.len())];
+            let cases: Vec<Case> = slice
+                .iter()
+                .enumerate()
+                .map(|(k, c)| Case {
+                    id: k,
+                    seed,
+                    source: c.source(),
+                })
+                .collect();
+            let outs = tc.run(&cases);
+            let hit = outs.iter().enumerate().find_map(|(k, o)| match o {
+                Outcome::Fail(f) if f.key == want.key => Some((k, f.clone())),
+                _ => None,
+            });
+            if let Some((k, f)) = hit {
+                cur = slice[k].clone();
+                cur_failure = f;
+                steps += 1;
+                continue 'outer;
+            }
+            i += chunk;
+            chunk = (chunk * 2).min(64);
+        }
+        break;
+    }
+    (cur, cur_failure, steps)
+}
+
+#[test]
+fn generated_programs_agree_with_dual_numbers() {
+    if let Ok(i) = std::env::var("GRADMACRO_DIFFTEST_SHOW") {
+        let i: u64 = i.parse().expect("GRADMACRO_DIFFTEST_SHOW=<index>");
+        let p = gen::program(rng::program_seed(i)).expect("a valid program");
+        println!("{}", p.source());
+        return;
+    }
+    let programs = env_num("GRADMACRO_DIFFTEST_PROGRAMS", 300);
+    let first = env_num("GRADMACRO_DIFFTEST_SEED", 0);
+    let batch = env_num("GRADMACRO_DIFFTEST_BATCH", 400).max(1);
+    let shrink_max = env_num("GRADMACRO_DIFFTEST_SHRINK", 1) as usize;
+    let shrink_secs = env_num("GRADMACRO_DIFFTEST_SHRINK_SECS", 120);
+    let shrink_total = Duration::from_secs(env_num("GRADMACRO_DIFFTEST_SHRINK_TOTAL_SECS", 600));
+    let start = Instant::now();
+    let mut tc = TestCrate::new(if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    });
+
+    let mut failed: Vec<Failed> = Vec::new();
+    let mut generator_errors = Vec::new();
+    let (mut ok, mut skipped, mut points, mut tried, mut fd) = (0, 0, 0, 0, 0);
+    let mut lines = 0usize;
+    let mut dump = std::env::var_os("GRADMACRO_DIFFTEST_DUMP")
+        .map(|p| std::fs::File::create(p).expect("GRADMACRO_DIFFTEST_DUMP=<file>"));
+    let mut index = first;
+    while index < first + programs {
+        let end = (index + batch).min(first + programs);
+        let mut cases = Vec::new();
+        let mut progs = BTreeMap::new();
+        for i in index..end {
+            let seed = rng::program_seed(i);
+            match gen::program(seed) {
+                Ok(p) => {
+                    let source = p.source();
+                    lines += source.lines().count();
+                    if let Some(d) = &mut dump {
+                        use std::io::Write as _;
+                        writeln!(d, "// program {i}\n{source}").unwrap();
+                    }
+                    cases.push(Case {
+                        id: i as usize,
+                        seed,
+                        source,
+                    });
+                    progs.insert(i, (seed, p));
+                }
+                Err(e) => generator_errors.push(format!("program {i}: {e}")),
+            }
+        }
+        let outcomes = tc.run(&cases);
+        for (c, o) in cases.iter().zip(outcomes) {
+            match o {
+                Outcome::Ok {
+                    points: p,
+                    tried: t,
+                    fd: f,
+                } => {
+                    ok += 1;
+                    points += p;
+                    tried += t;
+                    fd += f;
+                }
+                Outcome::Skip { tried: t } => {
+                    skipped += 1;
+                    tried += t;
+                }
+                Outcome::Fail(failure) => {
+                    let (seed, program) = progs.remove(&(c.id as u64)).unwrap();
+                    failed.push(Failed {
+                        index: c.id as u64,
+                        seed,
+                        program,
+                        failure,
+                    });
+                }
+            }
+        }
+        index = end;
+    }
+    let checked = start.elapsed();
+
+    let mut report = String::new();
+    writeln!(
+        report,
+        "differential test: programs {first}..{} ({} lines of source): {ok} passed, \
+         {} failed, {skipped} skipped (no usable point); {points} points compared \
+         ({fd} also against finite differences) out of {tried} tried; \
+         {} builds, {:.1} s building, {:.1} s running, {:.1} s in all",
+        first + programs,
+        lines,
+        failed.len(),
+        tc.builds,
+        tc.build_secs,
+        tc.run_secs,
+        checked.as_secs_f64()
+    )
+    .unwrap();
+    for e in &generator_errors {
+        writeln!(report, "generator error: {e}").unwrap();
+    }
+
+    // Every failure, then the first few of each kind shrunk.
+    let mut by_key: BTreeMap<String, Vec<&Failed>> = BTreeMap::new();
+    for f in &failed {
+        writeln!(
+            report,
+            "\n=== FAILED: program {} (seed {:#x}): {}: {}\n{}",
+            f.index,
+            f.seed,
+            f.failure.kind,
+            f.failure.msg,
+            f.program.source()
+        )
+        .unwrap();
+        by_key.entry(f.failure.key.clone()).or_default().push(f);
+    }
+    let shrink_deadline = Instant::now() + shrink_total;
+    for (key, list) in &by_key {
+        writeln!(
+            report,
+            "\n##### {} program(s) failing with: {key}",
+            list.len()
+        )
+        .unwrap();
+        for f in list.iter().take(shrink_max) {
+            let left = shrink_deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                writeln!(report, "(no time left to shrink program {})", f.index).unwrap();
+                continue;
+            }
+            let (small, failure, steps) = shrink_failure(
+                &mut tc,
+                &f.program,
+                f.seed,
+                &f.failure,
+                Duration::from_secs(shrink_secs).min(left),
+            );
+            writeln!(
+                report,
+                "--- program {} shrunk in {steps} steps from size {} to {}: {}: {}\n{}",
+                f.index,
+                f.program.size(),
+                small.size(),
+                failure.kind,
+                failure.msg,
+                small.source()
+            )
+            .unwrap();
+        }
+    }
+    println!("{report}");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("gradmacro-difftest");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("report-{first}-{}.txt", first + programs));
+    let _ = std::fs::write(&path, &report);
+    assert!(
+        failed.is_empty() && generator_errors.is_empty(),
+        "{} of {programs} programs failed (report also in {})",
+        failed.len() + generator_errors.len(),
+        path.display()
+    );
+    // About 8% of the programs have no point where every comparison is
+    // clear of a tie (`x >= x`, `y.max(y)`) and every argument inside its
+    // domain; many more means the generator drifted.
+    assert!(
+        ok * 10 >= programs as usize * 8,
+        "fewer than 80% of the programs found a usable point: the generator drifted"
+    );
+}
+
+#[test]
+fn programs_are_deterministic_and_tidy() {
+    for i in 0..200 {
+        let seed = rng::program_seed(i);
+        let a = gen::program(seed).unwrap();
+        let b = gen::program(seed).unwrap();
+        assert_eq!(a.source(), b.source(), "program {i} is not deterministic");
+        let mut again = a.clone();
+        difftest::tidy::tidy(&mut again).unwrap();
+        assert_eq!(
+            again.source(),
+            a.source(),
+            "tidying program {i} twice changes it"
+        );
+    }
+}
+
+/// The oracle's own derivative rules against centered differences, for
+/// every method, at points inside each domain.
+#[test]
+fn dual_number_rules_match_finite_differences() {
+    use dual::D;
+    type Op = (&'static str, fn(D) -> D, &'static [f64]);
+    let any: &[f64] = &[-2.3, -0.6, 0.35, 1.1, 2.9];
+    let unit: &[f64] = &[-0.9, -0.45, 0.2, 0.75];
+    let pos: &[f64] = &[0.05, 0.7, 2.5, 40.0];
+    let ops: &[Op] = &[
+        ("sin", |x| x.sin(), any),
+        ("cos", |x| x.cos(), any),
+        ("tan", |x| x.tan(), &[-1.2, -0.3, 0.5, 1.1]),
+        ("asin", |x| x.asin(), unit),
+        ("acos", |x| x.acos(), unit),
+        ("atan", |x| x.atan(), any),
+        ("atan2 y", |y| y.atan2(D::c(0.7)), any),
+        ("atan2 x", |x| D::c(0.7).atan2(x), any),
+        ("sinh", |x| x.sinh(), any),
+        ("cosh", |x| x.cosh(), any),
+        ("tanh", |x| x.tanh(), any),
+        ("asinh", |x| x.asinh(), any),
+        ("acosh", |x| x.acosh(), &[1.1, 1.5, 2.0, 7.5]),
+        ("atanh", |x| x.atanh(), unit),
+        ("exp", |x| x.exp(), any),
+        ("exp2", |x| x.exp2(), any),
+        ("exp_m1", |x| x.exp_m1(), any),
+        ("ln", |x| x.ln(), pos),
+        ("ln_1p", |x| x.ln_1p(), &[-0.6, 0.5, 9.0]),
+        ("log self", |x| x.log(D::c(3.0)), pos),
+        ("log base", |b| D::c(2.5).log(b), &[0.3, 2.0, 5.0]),
+        ("log2", |x| x.log2(), pos),
+        ("log10", |x| x.log10(), pos),
+        ("sqrt", |x| x.sqrt(), pos),
+        ("cbrt", |x| x.cbrt(), any),
+        ("powi", |x| x.powi(3), any),
+        ("powi -2", |x| x.powi(-2), any),
+        ("powf self", |x| x.powf(D::c(2.3)), pos),
+        ("powf exponent", |b| D::c(1.7).powf(b), any),
+        ("hypot", |x| x.hypot(D::c(0.8)), any),
+        ("abs", |x| x.abs(), any),
+        ("recip", |x| x.recip(), any),
+        ("mul_add self", |x| x.mul_add(D::c(1.5), D::c(0.5)), any),
+        ("mul_add a", |a| D::c(1.5).mul_add(a, D::c(0.5)), any),
+        ("mul_add b", |b| D::c(1.5).mul_add(D::c(0.5), b), any),
+        ("max", |x| x.max(D::c(0.2)), any),
+        ("min", |x| x.min(D::c(0.2)), any),
+        ("clamp", |x| x.clamp(D::c(-1.0), D::c(1.5)), any),
+        ("clamp lo", |l| D::c(-3.0).clamp(l, D::c(9.0)), any),
+        ("fract", |x| x.fract(), any),
+        ("to_degrees", |x| x.to_degrees(), any),
+        ("to_radians", |x| x.to_radians(), any),
+        ("x * x / (x + 3)", |x| x * x / (x + D::c(3.0)), any),
+        ("x - 2x", |x| x - D::c(2.0) * x, any),
+        ("-x", |x| -x, any),
+    ];
+    for (name, f, points) in ops {
+        for &x in *points {
+            let y = f(dual::input(x, true));
+            let h = 1e-6 * x.abs().max(1.0);
+            let fd = (f(D::c(x + h)).v - f(D::c(x - h)).v) / ((x + h) - (x - h));
+            assert!(
+                (y.d - fd).abs() <= 1e-6 * (1.0 + y.d.abs()),
+                "{name} at {x}: dual {} vs finite difference {fd}",
+                y.d
+            );
+            assert!(y.m >= y.d.abs(), "{name} at {x}: magnitude below |d|");
+        }
+    }
+}
+
+/// How often each construct occurs among the first 1,000 programs; each must
+/// occur in at least 1% of them, so that a change to the generator cannot
+/// silently stop testing one. `-- --nocapture` prints the table.
+#[test]
+fn generator_covers_the_language() {
+    type Has = dyn Fn(&str) -> bool;
+    let constructs: &[(&str, &Has)] = &[
+        ("`let`", &|s| s.contains("let ")),
+        ("`let mut`", &|s| s.contains("let mut ")),
+        ("`let x;` (assigned later)", &|s| {
+            s.lines()
+                .any(|l| l.trim_start().starts_with("let ") && !l.contains('='))
+        }),
+        ("`: f64` annotation", &|s| {
+            s.contains(": f64 =") || s.contains(": f64;")
+        }),
+        ("shadowing", &|s| {
+            let mut names: Vec<&str> = s
+                .split("let ")
+                .skip(1)
+                .filter_map(|r| {
+                    r.trim_start_matches("mut ")
+                        .split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .next()
+                })
+                .collect();
+            let n = names.len();
+            names.sort_unstable();
+            names.dedup();
+            names.len() < n
+        }),
+        ("reassignment `x = ..`", &|s| {
+            s.lines().any(|l| {
+                let l = l.trim_start();
+                !l.starts_with("let ") && l.contains(" = ") && !l.contains("==")
+            })
+        }),
+        ("`+=` (besides loop counters)", &|s| {
+            s.lines()
+                .any(|l| l.contains(" += ") && !l.trim_start().starts_with('w'))
+        }),
+        ("`-=`", &|s| s.contains(" -= ")),
+        ("`*=`", &|s| s.contains(" *= ")),
+        ("`/=`", &|s| s.contains(" /= ")),
+        ("`if`", &|s| s.contains("if ")),
+        ("`else if`", &|s| s.contains("else if ")),
+        ("`if` as a value", &|s| {
+            s.contains("= if ") || s.contains("(if ")
+        }),
+        ("block as a value", &|s| {
+            s.contains("= {\n") || s.contains("({\n")
+        }),
+        ("float condition", &|s| {
+            s.contains(" < ") || s.contains(" > ")
+        }),
+        ("integer condition", &|s| s.contains(" % 2 ")),
+        ("`&&`", &|s| s.contains(" && ")),
+        ("`||`", &|s| s.contains(" || ")),
+        ("`!`", &|s| s.contains("!(") || s.contains("!flag")),
+        ("`for`", &|s| s.contains("for ")),
+        ("`..=`", &|s| s.contains("..=")),
+        ("`.rev()`", &|s| s.contains(".rev()")),
+        ("`.step_by(k)`", &|s| s.contains(".step_by(")),
+        ("nested loops", &|s| {
+            s.lines()
+                .any(|l| l.starts_with("        ") && l.trim_start().starts_with("for "))
+        }),
+        ("`while`", &|s| s.contains("while ")),
+        ("`loop`", &|s| s.contains("loop {")),
+        ("`break`", &|s| {
+            s.matches("break;").count() > s.matches("loop {").count()
+        }),
+        ("`continue`", &|s| s.contains("continue;")),
+        ("`return`", &|s| s.contains("return ")),
+        ("`as f64`", &|s| s.contains(" as f64")),
+        ("integer parameter", &|s| {
+            s.contains(": usize") || s.contains(": i32")
+        }),
+        ("`bool` parameter", &|s| s.contains(": bool")),
+        ("`wrt(..)`", &|s| s.contains("wrt(")),
+        ("one float parameter", &|s| {
+            s.lines()
+                .nth(1)
+                .is_some_and(|l| l.matches("f64").count() == 2)
+        }),
+        ("path form `f64::m(..)`", &|s| {
+            s.contains("f64::") && !s.contains("consts")
+        }),
+        ("literal receiver `2.0_f64.m()`", &|s| s.contains("_f64.")),
+        ("names the macro also uses", &|s| {
+            [
+                "out", "t1", "d_x", "d_out", "tape_s", "iters1", "value", "s_1",
+            ]
+            .iter()
+            .any(|n| s.contains(&format!("let {n} ")) || s.contains(&format!("{n}: f64")))
+        }),
+    ];
+    let methods = [
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "exp",
+        "exp2",
+        "exp_m1",
+        "ln",
+        "ln_1p",
+        "log",
+        "log2",
+        "log10",
+        "sqrt",
+        "cbrt",
+        "powi",
+        "powf",
+        "hypot",
+        "abs",
+        "recip",
+        "mul_add",
+        "max",
+        "min",
+        "clamp",
+        "signum",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "fract",
+        "to_degrees",
+        "to_radians",
+    ];
+    let sources: Vec<String> = (0..1000)
+        .map(|i| gen::program(rng::program_seed(i)).unwrap().source())
+        .collect();
+    let mut table = String::new();
+    let mut rare = Vec::new();
+    let mut count = |name: String, has: &dyn Fn(&str) -> bool| {
+        let n = sources.iter().filter(|s| has(s)).count();
+        writeln!(table, "{n:5} / 1000  {name}").unwrap();
+        if n < 10 {
+            rare.push(name);
+        }
+    };
+    for (name, has) in constructs {
+        count(name.to_string(), has);
+    }
+    for m in methods {
+        let method = format!(".{m}(");
+        let path = format!("f64::{m}(");
+        count(format!("`{m}`"), &|s: &str| {
+            s.contains(&method) || s.contains(&path)
+        });
+    }
+    println!("{table}");
+    assert!(
+        rare.is_empty(),
+        "rare in the generated programs: {rare:?}\n{table}"
+    );
+}

@@ -1,0 +1,836 @@
+//! The programs the differential test generates, as a small syntax tree over
+//! exactly the language `#[differentiate]` supports, and their printing as
+//! Rust source.
+//!
+//! The printer puts parentheses only where Rust's precedence needs them (or
+//! where `as` would be misread), so the source compiles without
+//! `unused_parens` warnings; `tidy` removes what would trigger the other
+//! warnings. The generated source is the only thing the macro and the dual
+//! number oracle ever see: the oracle's version is derived from the text.
+
+use std::fmt::Write as _;
+
+/// A variable as written, and the declaration it resolves to (filled in by
+/// `tidy::resolve`; `0` before that).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Name {
+    pub s: String,
+    pub id: usize,
+}
+
+impl Name {
+    pub fn new(s: &str) -> Name {
+        Name {
+            s: s.to_string(),
+            id: 0,
+        }
+    }
+}
+
+/// The type of a local: float, integer or `bool`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    F,
+    I,
+    B,
+}
+
+/// Parameter types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PTy {
+    F64,
+    Usize,
+    I32,
+    Bool,
+}
+
+impl PTy {
+    pub fn ty(self) -> Ty {
+        match self {
+            PTy::F64 => Ty::F,
+            PTy::Usize | PTy::I32 => Ty::I,
+            PTy::Bool => Ty::B,
+        }
+    }
+    pub fn rust(self) -> &'static str {
+        match self {
+            PTy::F64 => "f64",
+            PTy::Usize => "usize",
+            PTy::I32 => "i32",
+            PTy::Bool => "bool",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Name,
+    pub ty: PTy,
+    /// `mut x: f64` (set by `tidy` when the body writes the parameter).
+    pub mutable: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: String,
+    /// `#[differentiate(wrt(..))]`, when present.
+    pub wrt: Option<Vec<String>>,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// The tail expression; `None` only when the body ends by `return`.
+    pub tail: Option<FExpr>,
+}
+
+/// Float-valued expressions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FExpr {
+    Var(Name),
+    /// A float literal as printed, e.g. `0.5` (never negative).
+    Lit(String),
+    /// `std::f64::consts::PI`.
+    Pi,
+    /// `i as f64`.
+    Cast(IExpr),
+    Neg(Box<FExpr>),
+    Bin(FOp, Box<FExpr>, Box<FExpr>),
+    /// A float method; `path` selects `f64::m(a, b)` over `a.m(b)`.
+    Call(Fun, bool, Vec<FExpr>),
+    /// `a.powi(n)` (or `f64::powi(a, n)` when the flag is set).
+    Powi(bool, Box<FExpr>, i32),
+    If(Box<Cond>, Box<FBlock>, Box<FBlock>),
+    Block(Box<FBlock>),
+}
+
+/// A block with a float value: statements, then the tail expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FBlock {
+    pub stmts: Vec<Stmt>,
+    pub tail: FExpr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+macro_rules! funs {
+    ($($v:ident $name:literal $arity:literal,)*) => {
+        /// The float methods the programs call.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Fun { $($v,)* }
+        impl Fun {
+            pub fn name(self) -> &'static str {
+                match self { $(Fun::$v => $name,)* }
+            }
+            /// Operands, the receiver included.
+            pub fn arity(self) -> usize {
+                match self { $(Fun::$v => $arity,)* }
+            }
+        }
+    };
+}
+
+funs! {
+    Sin "sin" 1, Cos "cos" 1, Tan "tan" 1, Asin "asin" 1, Acos "acos" 1, Atan "atan" 1,
+    Atan2 "atan2" 2, Sinh "sinh" 1, Cosh "cosh" 1, Tanh "tanh" 1, Asinh "asinh" 1,
+    Acosh "acosh" 1, Atanh "atanh" 1, Exp "exp" 1, Exp2 "exp2" 1, ExpM1 "exp_m1" 1,
+    Ln "ln" 1, Ln1p "ln_1p" 1, Log "log" 2, Log2 "log2" 1, Log10 "log10" 1,
+    Sqrt "sqrt" 1, Cbrt "cbrt" 1, Powf "powf" 2, Hypot "hypot" 2, Abs "abs" 1,
+    Recip "recip" 1, MulAdd "mul_add" 3, Max "max" 2, Min "min" 2, Clamp "clamp" 3,
+    Signum "signum" 1, Floor "floor" 1, Ceil "ceil" 1, Round "round" 1, Trunc "trunc" 1,
+    Fract "fract" 1, ToDegrees "to_degrees" 1, ToRadians "to_radians" 1,
+}
+
+/// Integer-valued expressions (no subtraction or division: nothing can
+/// underflow a `usize` or divide by zero).
+#[derive(Clone, Debug, PartialEq)]
+pub enum IExpr {
+    Var(Name),
+    Lit(i64),
+    Add(Box<IExpr>, Box<IExpr>),
+    Mul(Box<IExpr>, i64),
+    Rem(Box<IExpr>, i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    fn text(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    F(CmpOp, FExpr, FExpr),
+    I(CmpOp, IExpr, IExpr),
+    And(Box<Cond>, Box<Cond>),
+    Or(Box<Cond>, Box<Cond>),
+    Not(Box<Cond>),
+    Var(Name),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AOp {
+    Set,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    F(FExpr),
+    I(IExpr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Range {
+    pub lo: IExpr,
+    pub hi: IExpr,
+    pub inclusive: bool,
+    pub rev: bool,
+    pub step: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Let {
+        name: Name,
+        ty: Ty,
+        /// Print `: f64`.
+        annot: bool,
+        mutable: bool,
+        init: Option<Val>,
+    },
+    Assign {
+        name: Name,
+        op: AOp,
+        val: Val,
+    },
+    If {
+        cond: Cond,
+        then: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+    },
+    /// `for var in range { body }`; `var` is printed `_` when unused.
+    For {
+        var: Name,
+        range: Range,
+        body: Vec<Stmt>,
+    },
+    /// `let mut g = 0; while g < limit && cond { g += 1; body }`: the guard
+    /// bounds the trip count whatever the body does.
+    While {
+        guard: Name,
+        limit: i64,
+        cond: Cond,
+        body: Vec<Stmt>,
+    },
+    /// `let mut g = 0; loop { g += 1; if g > limit { break; } body }`.
+    Loop {
+        guard: Name,
+        limit: i64,
+        body: Vec<Stmt>,
+    },
+    Block(Vec<Stmt>),
+    Break,
+    Continue,
+    Return(FExpr),
+}
+
+// ---------------------------------------------------------------------------
+// Printing.
+// ---------------------------------------------------------------------------
+
+/// Precedence levels, Rust's, highest binding last.
+const P_OR: u8 = 3;
+const P_AND: u8 = 4;
+const P_CMP: u8 = 5;
+const P_ADD: u8 = 10;
+const P_MUL: u8 = 11;
+const P_CAST: u8 = 12;
+const P_UNARY: u8 = 13;
+const P_POSTFIX: u8 = 14;
+
+/// Where an expression is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// A whole `let` initialiser, argument, condition, tail...: no parentheses.
+    Top,
+    /// An operand needing at least this precedence.
+    Operand(u8),
+    /// The receiver of a method call.
+    Receiver,
+}
+
+fn wrap(s: String, own: u8, at: At) -> String {
+    let need = match at {
+        At::Top => false,
+        At::Operand(p) => own < p,
+        At::Receiver => own < P_POSTFIX,
+    };
+    if need {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+fn pad(ind: usize) -> String {
+    "    ".repeat(ind)
+}
+
+impl Program {
+    /// The program as Rust source, `#[differentiate]` attribute included.
+    pub fn source(&self) -> String {
+        let mut s = String::new();
+        match &self.wrt {
+            Some(w) => writeln!(s, "#[differentiate(wrt({}))]", w.join(", ")).unwrap(),
+            None => s.push_str("#[differentiate]\n"),
+        }
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}{}: {}",
+                    if p.mutable { "mut " } else { "" },
+                    p.name.s,
+                    p.ty.rust()
+                )
+            })
+            .collect();
+        writeln!(s, "fn {}({}) -> f64 {{", self.name, params.join(", ")).unwrap();
+        stmts(&mut s, &self.body, 1);
+        if let Some(t) = &self.tail {
+            writeln!(s, "    {}", fexpr(t, At::Top, 1)).unwrap();
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// Number of syntax nodes: the measure the shrinker decreases.
+    pub fn size(&self) -> usize {
+        self.params.len()
+            + self.wrt.as_ref().map_or(0, |w| w.len() + 1)
+            + self.body.iter().map(stmt_size).sum::<usize>()
+            + self.tail.as_ref().map_or(0, fexpr_size)
+    }
+}
+
+fn stmts(s: &mut String, list: &[Stmt], ind: usize) {
+    for st in list {
+        stmt(s, st, ind);
+    }
+}
+
+fn block(s: &mut String, list: &[Stmt], ind: usize) {
+    s.push_str("{\n");
+    stmts(s, list, ind + 1);
+    s.push_str(&pad(ind));
+    s.push('}');
+}
+
+fn stmt(s: &mut String, st: &Stmt, ind: usize) {
+    let p = pad(ind);
+    match st {
+        Stmt::Let {
+            name,
+            ty,
+            annot,
+            mutable,
+            init,
+        } => {
+            let m = if *mutable { "mut " } else { "" };
+            let a = if *annot && *ty == Ty::F { ": f64" } else { "" };
+            match init {
+                Some(v) => writeln!(s, "{p}let {m}{}{a} = {};", name.s, val(v, ind)).unwrap(),
+                None => writeln!(s, "{p}let {m}{}{a};", name.s).unwrap(),
+            }
+        }
+        Stmt::Assign { name, op, val: v } => {
+            let o = match op {
+                AOp::Set => "=",
+                AOp::Add => "+=",
+                AOp::Sub => "-=",
+                AOp::Mul => "*=",
+                AOp::Div => "/=",
+            };
+            writeln!(s, "{p}{} {o} {};", name.s, val(v, ind)).unwrap();
+        }
+        Stmt::If { .. } => {
+            s.push_str(&p);
+            if_chain(s, st, ind);
+            s.push('\n');
+        }
+        Stmt::For { var, range, body } => {
+            write!(s, "{p}for {} in {} ", var.s, range_text(range)).unwrap();
+            block(s, body, ind);
+            s.push('\n');
+        }
+        Stmt::While {
+            guard,
+            limit,
+            cond: c,
+            body,
+        } => {
+            let g = &guard.s;
+            writeln!(s, "{p}let mut {g} = 0;").unwrap();
+            writeln!(
+                s,
+                "{p}while {g} < {limit} && {} {{",
+                cond(c, At::Operand(P_AND + 1), ind)
+            )
+            .unwrap();
+            writeln!(s, "{p}    {g} += 1;").unwrap();
+            stmts(s, body, ind + 1);
+            writeln!(s, "{p}}}").unwrap();
+        }
+        Stmt::Loop { guard, limit, body } => {
+            let g = &guard.s;
+            writeln!(s, "{p}let mut {g} = 0;").unwrap();
+            writeln!(s, "{p}loop {{").unwrap();
+            writeln!(s, "{p}    {g} += 1;").unwrap();
+            writeln!(s, "{p}    if {g} > {limit} {{").unwrap();
+            writeln!(s, "{p}        break;").unwrap();
+            writeln!(s, "{p}    }}").unwrap();
+            stmts(s, body, ind + 1);
+            writeln!(s, "{p}}}").unwrap();
+        }
+        Stmt::Block(b) => {
+            s.push_str(&p);
+            block(s, b, ind);
+            s.push('\n');
+        }
+        Stmt::Break => writeln!(s, "{p}break;").unwrap(),
+        Stmt::Continue => writeln!(s, "{p}continue;").unwrap(),
+        Stmt::Return(e) => writeln!(s, "{p}return {};", fexpr(e, At::Top, ind)).unwrap(),
+    }
+}
+
+/// `if c { .. } else if d { .. } else { .. }`, without the final newline.
+fn if_chain(s: &mut String, st: &Stmt, ind: usize) {
+    let Stmt::If { cond: c, then, els } = st else {
+        unreachable!()
+    };
+    write!(s, "if {} ", cond(c, At::Top, ind)).unwrap();
+    block(s, then, ind);
+    match els.as_deref() {
+        None => {}
+        Some([inner @ Stmt::If { .. }]) => {
+            s.push_str(" else ");
+            if_chain(s, inner, ind);
+        }
+        Some(e) => {
+            s.push_str(" else ");
+            block(s, e, ind);
+        }
+    }
+}
+
+fn range_text(r: &Range) -> String {
+    let dots = if r.inclusive { "..=" } else { ".." };
+    let base = format!(
+        "{}{dots}{}",
+        iexpr(&r.lo, At::Operand(P_OR)),
+        iexpr(&r.hi, At::Operand(P_OR))
+    );
+    match (r.rev, r.step) {
+        (true, _) => format!("({base}).rev()"),
+        (false, Some(k)) => format!("({base}).step_by({k})"),
+        (false, None) => base,
+    }
+}
+
+fn val(v: &Val, ind: usize) -> String {
+    match v {
+        Val::F(e) => fexpr(e, At::Top, ind),
+        Val::I(e) => iexpr(e, At::Top),
+    }
+}
+
+fn fblock(b: &FBlock, ind: usize) -> String {
+    let mut s = String::from("{\n");
+    stmts(&mut s, &b.stmts, ind + 1);
+    writeln!(s, "{}{}", pad(ind + 1), fexpr(&b.tail, At::Top, ind + 1)).unwrap();
+    s.push_str(&pad(ind));
+    s.push('}');
+    s
+}
+
+fn fexpr(e: &FExpr, at: At, ind: usize) -> String {
+    match e {
+        FExpr::Var(n) => n.s.clone(),
+        FExpr::Lit(l) => {
+            if at == At::Receiver && !l.ends_with("_f64") {
+                format!("{l}_f64")
+            } else {
+                l.clone()
+            }
+        }
+        FExpr::Pi => "std::f64::consts::PI".to_string(),
+        FExpr::Cast(i) => {
+            let s = format!("{} as f64", iexpr(i, At::Operand(P_CAST)));
+            // Always parenthesised as an operand: `i as f64 < x` would parse
+            // `f64<` as generics.
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
+        FExpr::Neg(a) => {
+            let mut inner = fexpr(a, At::Operand(P_UNARY), ind);
+            if inner.starts_with('-') {
+                // `--x` is a lint (and not a decrement).
+                inner = format!("({inner})");
+            }
+            wrap(format!("-{inner}"), P_UNARY, at)
+        }
+        FExpr::Bin(op, l, r) => {
+            let (p, o) = match op {
+                FOp::Add => (P_ADD, "+"),
+                FOp::Sub => (P_ADD, "-"),
+                FOp::Mul => (P_MUL, "*"),
+                FOp::Div => (P_MUL, "/"),
+            };
+            let s = format!(
+                "{} {o} {}",
+                fexpr(l, At::Operand(p), ind),
+                fexpr(r, At::Operand(p + 1), ind)
+            );
+            wrap(s, p, at)
+        }
+        FExpr::Call(f, path, args) => {
+            if *path {
+                let a: Vec<String> = args.iter().map(|a| fexpr(a, At::Top, ind)).collect();
+                format!("f64::{}({})", f.name(), a.join(", "))
+            } else {
+                let recv = receiver(&args[0], ind);
+                let a: Vec<String> = args[1..].iter().map(|a| fexpr(a, At::Top, ind)).collect();
+                format!("{recv}.{}({})", f.name(), a.join(", "))
+            }
+        }
+        FExpr::Powi(path, a, n) => {
+            if *path {
+                format!("f64::powi({}, {n})", fexpr(a, At::Top, ind))
+            } else {
+                format!("{}.powi({n})", receiver(a, ind))
+            }
+        }
+        FExpr::If(c, t, e) => {
+            let mut s = format!("if {} {}", cond(c, At::Top, ind), fblock(t, ind));
+            match (&e.stmts[..], &e.tail) {
+                ([], inner @ FExpr::If(..)) => {
+                    write!(s, " else {}", fexpr(inner, At::Top, ind)).unwrap()
+                }
+                _ => write!(s, " else {}", fblock(e, ind)).unwrap(),
+            }
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
+        FExpr::Block(b) => {
+            if b.stmts.is_empty() {
+                // `{ e }` would draw `unused_braces`.
+                return fexpr(&b.tail, at, ind);
+            }
+            let s = fblock(b, ind);
+            // Parenthesised as an operand: a function's tail `{ .. } + x`
+            // would otherwise parse as a block statement.
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
+    }
+}
+
+/// A method receiver. One without variables gets `_f64` on its literals:
+/// `(2.0 * 0.5).sin()` does not compile, its type being unknown.
+fn receiver(e: &FExpr, ind: usize) -> String {
+    if typed(e) {
+        return fexpr(e, At::Receiver, ind);
+    }
+    let mut e = e.clone();
+    suffix_literals(&mut e);
+    fexpr(&e, At::Receiver, ind)
+}
+
+/// Whether Rust knows `e` is an `f64` without looking at its context: it
+/// reads a variable (every float variable is typed: `tidy` annotates the
+/// `let`s of untyped values), a cast, a constant, or calls a path-form
+/// method. A method called on an untyped `{float}` does not compile.
+pub fn typed(e: &FExpr) -> bool {
+    match e {
+        FExpr::Var(_) | FExpr::Pi | FExpr::Cast(_) => true,
+        FExpr::Lit(l) => l.ends_with("_f64"),
+        FExpr::Neg(a) => typed(a),
+        FExpr::Powi(path, a, _) => *path || typed(a),
+        FExpr::Bin(_, a, b) => typed(a) || typed(b),
+        FExpr::Call(_, path, args) => *path || typed(&args[0]),
+        FExpr::If(_, t, e) => typed(&t.tail) || typed(&e.tail),
+        FExpr::Block(b) => typed(&b.tail),
+    }
+}
+
+fn suffix_literals(e: &mut FExpr) {
+    match e {
+        FExpr::Lit(l) if !l.ends_with("_f64") => l.push_str("_f64"),
+        FExpr::Neg(a) | FExpr::Powi(_, a, _) => suffix_literals(a),
+        FExpr::Bin(_, a, b) => {
+            suffix_literals(a);
+            suffix_literals(b);
+        }
+        FExpr::Call(_, _, args) => args.iter_mut().for_each(suffix_literals),
+        _ => {}
+    }
+}
+
+fn iexpr(e: &IExpr, at: At) -> String {
+    match e {
+        IExpr::Var(n) => n.s.clone(),
+        IExpr::Lit(v) => v.to_string(),
+        IExpr::Add(a, b) => wrap(
+            format!(
+                "{} + {}",
+                iexpr(a, At::Operand(P_ADD)),
+                iexpr(b, At::Operand(P_ADD + 1))
+            ),
+            P_ADD,
+            at,
+        ),
+        IExpr::Mul(a, k) => wrap(format!("{} * {k}", iexpr(a, At::Operand(P_MUL))), P_MUL, at),
+        IExpr::Rem(a, k) => wrap(format!("{} % {k}", iexpr(a, At::Operand(P_MUL))), P_MUL, at),
+    }
+}
+
+fn cond(c: &Cond, at: At, ind: usize) -> String {
+    match c {
+        Cond::F(op, a, b) => wrap(
+            format!(
+                "{} {} {}",
+                fexpr(a, At::Operand(P_CMP + 1), ind),
+                op.text(),
+                fexpr(b, At::Operand(P_CMP + 1), ind)
+            ),
+            P_CMP,
+            at,
+        ),
+        Cond::I(op, a, b) => wrap(
+            format!(
+                "{} {} {}",
+                iexpr(a, At::Operand(P_CMP + 1)),
+                op.text(),
+                iexpr(b, At::Operand(P_CMP + 1))
+            ),
+            P_CMP,
+            at,
+        ),
+        // Mixed `&&` / `||` are parenthesised for the reader.
+        Cond::And(a, b) => wrap(
+            format!(
+                "{} && {}",
+                cond(a, At::Operand(P_AND + 1), ind),
+                cond(b, At::Operand(P_AND + 1), ind)
+            ),
+            P_AND,
+            at,
+        ),
+        Cond::Or(a, b) => wrap(
+            format!(
+                "{} || {}",
+                cond(a, At::Operand(P_AND + 1), ind),
+                cond(b, At::Operand(P_AND + 1), ind)
+            ),
+            P_OR,
+            at,
+        ),
+        Cond::Not(a) => wrap(
+            format!("!{}", cond(a, At::Operand(P_UNARY), ind)),
+            P_UNARY,
+            at,
+        ),
+        Cond::Var(n) => n.s.clone(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sizes.
+// ---------------------------------------------------------------------------
+
+pub fn stmt_size(s: &Stmt) -> usize {
+    let list = |l: &[Stmt]| l.iter().map(stmt_size).sum::<usize>();
+    match s {
+        Stmt::Let { init, annot, .. } => {
+            1 + usize::from(*annot) + init.as_ref().map_or(0, val_size)
+        }
+        Stmt::Assign { val, op, .. } => 1 + usize::from(*op != AOp::Set) + val_size(val),
+        Stmt::If { cond, then, els } => {
+            1 + cond_size(cond) + list(then) + els.as_ref().map_or(0, |e| 1 + list(e))
+        }
+        Stmt::For { range, body, .. } => {
+            1 + iexpr_size(&range.lo)
+                + iexpr_size(&range.hi)
+                + usize::from(range.rev)
+                + usize::from(range.step.is_some())
+                + usize::from(range.inclusive)
+                + list(body)
+        }
+        Stmt::While { cond, body, .. } => 2 + cond_size(cond) + list(body),
+        Stmt::Loop { body, .. } => 2 + list(body),
+        Stmt::Block(b) => 1 + list(b),
+        Stmt::Break | Stmt::Continue => 1,
+        Stmt::Return(e) => 1 + fexpr_size(e),
+    }
+}
+
+fn val_size(v: &Val) -> usize {
+    match v {
+        Val::F(e) => fexpr_size(e),
+        Val::I(e) => iexpr_size(e),
+    }
+}
+
+pub fn fexpr_size(e: &FExpr) -> usize {
+    match e {
+        // A variable weighs more than a literal: replacing one by the other
+        // is a reduction.
+        FExpr::Var(_) => 2,
+        FExpr::Lit(_) | FExpr::Pi => 1,
+        FExpr::Cast(i) => 1 + iexpr_size(i),
+        FExpr::Neg(a) => 1 + fexpr_size(a),
+        FExpr::Bin(_, a, b) => 1 + fexpr_size(a) + fexpr_size(b),
+        FExpr::Call(_, path, args) => {
+            1 + usize::from(*path) + args.iter().map(fexpr_size).sum::<usize>()
+        }
+        FExpr::Powi(path, a, _) => 2 + usize::from(*path) + fexpr_size(a),
+        FExpr::If(c, t, e) => 1 + cond_size(c) + fblock_size(t) + fblock_size(e),
+        FExpr::Block(b) => 1 + fblock_size(b),
+    }
+}
+
+fn fblock_size(b: &FBlock) -> usize {
+    b.stmts.iter().map(stmt_size).sum::<usize>() + fexpr_size(&b.tail)
+}
+
+pub fn iexpr_size(e: &IExpr) -> usize {
+    match e {
+        IExpr::Var(_) => 2,
+        IExpr::Lit(_) => 1,
+        IExpr::Add(a, b) => 1 + iexpr_size(a) + iexpr_size(b),
+        IExpr::Mul(a, _) | IExpr::Rem(a, _) => 2 + iexpr_size(a),
+    }
+}
+
+pub fn cond_size(c: &Cond) -> usize {
+    match c {
+        Cond::F(_, a, b) => 1 + fexpr_size(a) + fexpr_size(b),
+        Cond::I(_, a, b) => 1 + iexpr_size(a) + iexpr_size(b),
+        Cond::And(a, b) | Cond::Or(a, b) => 1 + cond_size(a) + cond_size(b),
+        Cond::Not(a) => 1 + cond_size(a),
+        Cond::Var(_) => 1,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Visiting every float expression.
+// ---------------------------------------------------------------------------
+
+/// Calls `f` on every float expression of the program, outermost first.
+pub fn visit_fexprs(p: &mut Program, f: &mut dyn FnMut(&mut FExpr)) {
+    visit_stmts(&mut p.body, f);
+    if let Some(t) = &mut p.tail {
+        visit_fexpr(t, f);
+    }
+}
+
+fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
+    for s in list {
+        match s {
+            Stmt::Let {
+                init: Some(Val::F(e)),
+                ..
+            }
+            | Stmt::Assign { val: Val::F(e), .. }
+            | Stmt::Return(e) => visit_fexpr(e, f),
+            Stmt::If { cond, then, els } => {
+                visit_cond(cond, f);
+                visit_stmts(then, f);
+                if let Some(e) = els {
+                    visit_stmts(e, f);
+                }
+            }
+            Stmt::While { cond, body, .. } => {
+                visit_cond(cond, f);
+                visit_stmts(body, f);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
+                visit_stmts(body, f)
+            }
+            _ => {}
+        }
+    }
+}
+
+fn visit_cond(c: &mut Cond, f: &mut dyn FnMut(&mut FExpr)) {
+    match c {
+        Cond::F(_, a, b) => {
+            visit_fexpr(a, f);
+            visit_fexpr(b, f);
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            visit_cond(a, f);
+            visit_cond(b, f);
+        }
+        Cond::Not(a) => visit_cond(a, f),
+        Cond::I(..) | Cond::Var(_) => {}
+    }
+}
+
+fn visit_fexpr(e: &mut FExpr, f: &mut dyn FnMut(&mut FExpr)) {
+    f(e);
+    match e {
+        FExpr::Neg(a) | FExpr::Powi(_, a, _) => visit_fexpr(a, f),
+        FExpr::Bin(_, a, b) => {
+            visit_fexpr(a, f);
+            visit_fexpr(b, f);
+        }
+        FExpr::Call(_, _, args) => args.iter_mut().for_each(|a| visit_fexpr(a, f)),
+        FExpr::If(c, t, e) => {
+            visit_cond(c, f);
+            visit_stmts(&mut t.stmts, f);
+            visit_fexpr(&mut t.tail, f);
+            visit_stmts(&mut e.stmts, f);
+            visit_fexpr(&mut e.tail, f);
+        }
+        FExpr::Block(b) => {
+            visit_stmts(&mut b.stmts, f);
+            visit_fexpr(&mut b.tail, f);
+        }
+        FExpr::Var(_) | FExpr::Lit(_) | FExpr::Pi | FExpr::Cast(_) => {}
+    }
+}

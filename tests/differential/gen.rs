@@ -1,0 +1,1242 @@
+//! Random differentiable programs over the language `#[differentiate]`
+//! supports, from a seed.
+//!
+//! Functions that are only defined (or only smooth) on part of the line get
+//! arguments built to stay inside it: `ln` of `e * e + 0.5`, `asin` of
+//! `e.sin() * 0.9`, `acosh` of a positive value plus one, `exp` of a bounded
+//! value. What can still go wrong at a particular point (a comparison that is
+//! almost a tie, an argument of `cbrt` near zero, a value that grew huge in a
+//! loop) is detected when the point is tried, and the point is rejected.
+//!
+//! Every loop terminates: `for` ranges are small, and `while` / `loop` carry a
+//! counter that is incremented first thing in the body, so `continue` cannot
+//! skip it.
+
+use super::ast::*;
+use super::rng::Rng;
+use super::tidy;
+
+/// Float local names, then names the macro might also want for what it
+/// generates (`out`, `t1`, `d_x`, `tape_s`...), used now and then to catch
+/// hygiene bugs.
+const FLOAT_NAMES: &[&str] = &[
+    "a", "b", "c", "d", "e", "g", "h", "p", "q", "r", "s", "t", "u", "v", "acc",
+];
+const TRICKY_FLOAT_NAMES: &[&str] = &[
+    "out", "t1", "t2", "d_x", "d_y", "d_a", "d_out", "tape_s", "value", "took", "s_1", "x_1",
+    "y_new", "d_s_new", "iters1", "tape_a",
+];
+const INT_NAMES: &[&str] = &["k", "m", "cnt", "idx"];
+const TRICKY_INT_NAMES: &[&str] = &["iters1", "i_next", "tape_i", "left1"];
+const LITERALS: &[&str] = &[
+    "0.5", "1.5", "2.0", "0.25", "0.1", "3.0", "0.75", "1.25", "0.3", "2.5", "0.9", "1.0", "0.01",
+    "4.0", "0.6", "0.0", "1.75", "0.05",
+];
+
+#[derive(Clone, Debug)]
+struct Slot {
+    name: String,
+    ty: Ty,
+    /// Can be assigned to (a `let` or a float parameter).
+    assignable: bool,
+    /// Initialised (a `let x;` becomes readable once assigned on all paths).
+    ready: bool,
+    /// The variable of an enclosing `for`.
+    loop_var: bool,
+    /// A parameter (overwriting it before reading it draws a warning).
+    param: bool,
+}
+
+pub struct Gen {
+    rng: Rng,
+    scopes: Vec<Vec<Slot>>,
+    loops: usize,
+    /// Statements left to generate.
+    budget: i64,
+    guards: usize,
+    /// Inside a block expression: only its own locals may be written.
+    in_fblock: usize,
+    /// Nesting of statements.
+    depth: usize,
+}
+
+/// The program of a seed, tidied; `Err` only if the generator produced
+/// something invalid (a bug of the generator, reported by the caller).
+pub fn program(seed: u64) -> Result<Program, String> {
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        scopes: vec![Vec::new()],
+        loops: 0,
+        budget: 0,
+        guards: 0,
+        in_fblock: 0,
+        depth: 0,
+    };
+    // A draw that tidying rejects (rare: say a parameter overwritten before
+    // it is read) is replaced by the next draw of the same generator.
+    let mut last = String::new();
+    for _ in 0..20 {
+        g.scopes = vec![Vec::new()];
+        g.guards = 0;
+        g.loops = 0;
+        g.depth = 0;
+        g.in_fblock = 0;
+        let mut p = g.program();
+        let raw = p.source();
+        let tidied = tidy::tidy(&mut p).and_then(|()| {
+            // What tidying removed may have been the only use of a parameter.
+            g.use_every_param(&mut p);
+            tidy::tidy(&mut p)
+        });
+        match tidied {
+            Ok(()) => return Ok(p),
+            Err(e) => last = format!("{e}, in\n{raw}"),
+        }
+    }
+    Err(last)
+}
+
+impl Gen {
+    fn program(&mut self) -> Program {
+        let r = &mut self.rng;
+        let nf = 1 + r.weighted(&[25, 45, 30]);
+        let mut params: Vec<Param> = Vec::new();
+        let mut float_names = ["x", "y", "z"];
+        if r.chance(0.06) {
+            let tricky = *r.pick(&["d_out", "out", "value", "t1", "d_x"]);
+            float_names[r.below(nf)] = tricky;
+        }
+        for name in float_names.iter().take(nf) {
+            params.push(Param {
+                name: Name::new(name),
+                ty: PTy::F64,
+                mutable: false,
+            });
+        }
+        if r.chance(0.35) {
+            let ty = if r.chance(0.6) { PTy::Usize } else { PTy::I32 };
+            params.push(Param {
+                name: Name::new("n"),
+                ty,
+                mutable: false,
+            });
+        }
+        if r.chance(0.2) {
+            params.push(Param {
+                name: Name::new("flag"),
+                ty: PTy::Bool,
+                mutable: false,
+            });
+        }
+        // Shuffle (Fisher-Yates).
+        for i in (1..params.len()).rev() {
+            let j = r.below(i + 1);
+            params.swap(i, j);
+        }
+        let wrt = if nf >= 2 && r.chance(0.1) {
+            let floats: Vec<String> = params
+                .iter()
+                .filter(|p| p.ty == PTy::F64)
+                .map(|p| p.name.s.clone())
+                .collect();
+            let mut keep: Vec<String> = floats.iter().filter(|_| r.chance(0.5)).cloned().collect();
+            if keep.is_empty() || keep.len() == floats.len() {
+                keep = vec![floats[r.below(floats.len())].clone()];
+            }
+            Some(keep)
+        } else {
+            None
+        };
+        for p in &params {
+            self.scopes[0].push(Slot {
+                name: p.name.s.clone(),
+                ty: p.ty.ty(),
+                assignable: p.ty == PTy::F64,
+                ready: true,
+                loop_var: false,
+                param: true,
+            });
+        }
+        self.budget = self.rng.range(4, 26);
+        let top = self.rng.range(2, 10) as usize;
+        self.scopes.push(Vec::new());
+        let body = self.stmts(top);
+        let (body, tail) = if !tidy::block_diverges(&body) && self.rng.chance(0.05) {
+            let mut body = body;
+            let e = self.tail();
+            body.push(Stmt::Return(e));
+            (body, None)
+        } else if tidy::block_diverges(&body) {
+            (body, None)
+        } else {
+            let t = self.tail();
+            (body, Some(t))
+        };
+        self.scopes.pop();
+        Program {
+            name: "f".into(),
+            wrt,
+            params,
+            body,
+            tail,
+        }
+    }
+
+    /// The tail: an expression over a few of the visible float variables,
+    /// so that what the body computed reaches the output.
+    fn tail(&mut self) -> FExpr {
+        let mut e = self.fexpr(2);
+        let vars: Vec<String> = self.visible(Ty::F).into_iter().map(|s| s.name).collect();
+        for v in vars {
+            if self.rng.chance(0.6) {
+                let op = *self.rng.pick(&[FOp::Add, FOp::Add, FOp::Sub, FOp::Mul]);
+                e = FExpr::Bin(op, Box::new(e), Box::new(FExpr::Var(Name::new(&v))));
+            }
+        }
+        e
+    }
+
+    /// Adds each unread float parameter to the value (a parameter that never
+    /// reaches the output is legal, but a gradient of zeros tests little).
+    fn use_every_param(&mut self, p: &mut Program) {
+        let mut probe = p.clone();
+        let Ok(info) = tidy::resolve(&mut probe) else {
+            return;
+        };
+        for q in &probe.params {
+            if q.ty == PTy::F64 && info.reads[q.name.id] == 0 {
+                let name = q.name.s.trim_start_matches('_');
+                for r in &mut p.params {
+                    if r.name.s == q.name.s {
+                        r.name.s = name.to_string();
+                    }
+                }
+                if let Some(w) = &mut p.wrt {
+                    for n in w.iter_mut() {
+                        if *n == q.name.s {
+                            *n = name.to_string();
+                        }
+                    }
+                }
+                let v = FExpr::Var(Name::new(name));
+                let v = if self.rng.chance(0.5) {
+                    FExpr::Call(Fun::Sin, false, vec![v])
+                } else {
+                    v
+                };
+                let add = |e: FExpr| FExpr::Bin(FOp::Add, Box::new(e), Box::new(v.clone()));
+                match &mut p.tail {
+                    Some(t) => *t = add(t.clone()),
+                    None => {
+                        if let Some(Stmt::Return(e)) = p.body.last_mut() {
+                            *e = add(e.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // -- scopes --------------------------------------------------------------
+
+    fn visible(&self, ty: Ty) -> Vec<Slot> {
+        let mut out: Vec<Slot> = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            for s in scope.iter().rev() {
+                if out.iter().any(|o| o.name == s.name) {
+                    continue;
+                }
+                out.push(s.clone());
+            }
+        }
+        out.retain(|s| s.ty == ty && s.ready);
+        out
+    }
+
+    fn all_names(&self) -> Vec<String> {
+        self.scopes
+            .iter()
+            .flatten()
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    fn declare(&mut self, name: &str, ty: Ty, assignable: bool, ready: bool) {
+        self.scopes.last_mut().unwrap().push(Slot {
+            name: name.to_string(),
+            ty,
+            assignable,
+            ready,
+            loop_var: false,
+            param: false,
+        });
+    }
+
+    fn set_ready(&mut self, name: &str) {
+        for scope in self.scopes.iter_mut().rev() {
+            if let Some(s) = scope.iter_mut().rev().find(|s| s.name == name) {
+                s.ready = true;
+                return;
+            }
+        }
+    }
+
+    fn fresh_name(&mut self, ty: Ty) -> String {
+        let taken = self.all_names();
+        let (plain, tricky) = match ty {
+            Ty::F => (FLOAT_NAMES, TRICKY_FLOAT_NAMES),
+            _ => (INT_NAMES, TRICKY_INT_NAMES),
+        };
+        let pool = if self.rng.chance(0.08) { tricky } else { plain };
+        for _ in 0..8 {
+            let n = *self.rng.pick(pool);
+            if !taken.iter().any(|t| t == n) {
+                return n.to_string();
+            }
+        }
+        let base = match ty {
+            Ty::F => "v",
+            _ => "k",
+        };
+        (1..)
+            .map(|i| format!("{base}{i}"))
+            .find(|n| !taken.contains(n))
+            .unwrap()
+    }
+
+    /// A name for a new `let`: fresh, or shadowing a visible one.
+    fn let_name(&mut self, ty: Ty) -> String {
+        if self.in_fblock == 0 && self.rng.chance(0.25) {
+            let same = self.visible(ty);
+            let other = self.visible(if ty == Ty::F { Ty::I } else { Ty::F });
+            if self.rng.chance(0.1) && !other.is_empty() {
+                return self.rng.pick(&other).name.clone();
+            }
+            if !same.is_empty() {
+                return self.rng.pick(&same).name.clone();
+            }
+        }
+        self.fresh_name(ty)
+    }
+
+    // -- statements ----------------------------------------------------------
+
+    fn stmts(&mut self, n: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            if self.budget <= 0 {
+                break;
+            }
+            self.budget -= 1;
+            let s = self.stmt();
+            out.extend(s);
+            if tidy::block_diverges(&out) {
+                break;
+            }
+        }
+        out
+    }
+
+    /// A nested block of `1..=max` statements in a new scope.
+    fn block(&mut self, max: usize) -> Vec<Stmt> {
+        self.scopes.push(Vec::new());
+        self.depth += 1;
+        let n = 1 + self.rng.below(max);
+        let mut b = self.stmts(n);
+        // Usually hand what the block computed to an outer variable, so that
+        // it is not dead code.
+        let inner: Vec<String> = self
+            .scopes
+            .last()
+            .unwrap()
+            .iter()
+            .filter(|s| s.ty == Ty::F && s.ready)
+            .map(|s| s.name.clone())
+            .collect();
+        if !inner.is_empty() && !tidy::block_diverges(&b) && self.rng.chance(0.7) {
+            let local = self.rng.pick(&inner).clone();
+            let outer: Vec<Slot> = self
+                .visible(Ty::F)
+                .into_iter()
+                .filter(|s| s.assignable && !inner.contains(&s.name))
+                .collect();
+            if !outer.is_empty() {
+                let target = self.rng.pick(&outer).name.clone();
+                let v = FExpr::Var(Name::new(&local));
+                let val = if self.rng.chance(0.5) {
+                    v
+                } else {
+                    let f = self.factor();
+                    FExpr::Bin(FOp::Mul, Box::new(v), Box::new(f))
+                };
+                b.push(Stmt::Assign {
+                    name: Name::new(&target),
+                    op: *self.rng.pick(&[AOp::Add, AOp::Add, AOp::Sub]),
+                    val: Val::F(val),
+                });
+            }
+        }
+        self.depth -= 1;
+        self.scopes.pop();
+        b
+    }
+
+    fn stmt(&mut self) -> Vec<Stmt> {
+        let floats: Vec<Slot> = self
+            .visible(Ty::F)
+            .into_iter()
+            .filter(|s| s.assignable)
+            .collect();
+        let ints: Vec<Slot> = self
+            .visible(Ty::I)
+            .into_iter()
+            .filter(|s| s.assignable)
+            .collect();
+        let nested_ok = self.depth < 3;
+        let w = [
+            28,                                         // let float
+            5,                                          // let int
+            3 * u32::from(nested_ok),                   // let x; if .. { x = } else { x = }
+            if floats.is_empty() { 0 } else { 18 },     // float assignment
+            if ints.is_empty() { 0 } else { 4 },        // int assignment
+            12 * u32::from(nested_ok),                  // if
+            7 * u32::from(nested_ok && self.loops < 2), // for
+            3 * u32::from(nested_ok && self.loops < 2), // while
+            2 * u32::from(nested_ok && self.loops < 2), // loop
+            3 * u32::from(nested_ok),                   // block
+            if self.loops > 0 { 7 } else { 0 },         // break / continue
+            4,                                          // return
+        ];
+        match self.rng.weighted(&w) {
+            0 => {
+                let init = self.let_init();
+                let name = self.let_name(Ty::F);
+                let annot = self.rng.chance(0.15);
+                self.declare(&name, Ty::F, true, true);
+                vec![Stmt::Let {
+                    name: Name::new(&name),
+                    ty: Ty::F,
+                    annot,
+                    mutable: false,
+                    init: Some(Val::F(init)),
+                }]
+            }
+            1 => {
+                let init = self.iexpr_value();
+                let name = self.let_name(Ty::I);
+                self.declare(&name, Ty::I, true, true);
+                vec![Stmt::Let {
+                    name: Name::new(&name),
+                    ty: Ty::I,
+                    annot: false,
+                    mutable: false,
+                    init: Some(Val::I(init)),
+                }]
+            }
+            2 => self.let_then_branches(),
+            3 => vec![self.float_assign(&floats)],
+            4 => {
+                let target = self.rng.pick(&ints).name.clone();
+                let val = match self.rng.below(3) {
+                    0 => (AOp::Add, IExpr::Lit(self.rng.range(1, 3))),
+                    1 => (AOp::Add, self.iexpr_small()),
+                    _ => (AOp::Set, self.iexpr_value()),
+                };
+                vec![Stmt::Assign {
+                    name: Name::new(&target),
+                    op: val.0,
+                    val: Val::I(val.1),
+                }]
+            }
+            5 => vec![self.if_stmt()],
+            6 => vec![self.for_stmt()],
+            7 => self.while_stmt(),
+            8 => self.loop_stmt(),
+            9 => vec![Stmt::Block(self.block(4))],
+            10 => self.exit_stmt(),
+            _ => self.return_stmt(),
+        }
+    }
+
+    fn let_init(&mut self) -> FExpr {
+        match self.rng.weighted(&[80, 8, 5, 7]) {
+            0 => self.fexpr_up_to(3),
+            1 => self.if_expr(),
+            2 => self.block_expr(),
+            _ => FExpr::Lit(self.lit()),
+        }
+    }
+
+    fn float_assign(&mut self, floats: &[Slot]) -> Stmt {
+        let slot = self.rng.pick(floats).clone();
+        let target = slot.name.clone();
+        let me = || FExpr::Var(Name::new(&target));
+        let (op, val) = match self.rng.weighted(&[45, 25, 10, 12, 8]) {
+            0 => {
+                let e = self.fexpr_up_to(2);
+                let v = match self.rng.below(5) {
+                    0 if !slot.param => e,
+                    1 => FExpr::Bin(FOp::Add, Box::new(me()), Box::new(e)),
+                    2 => FExpr::Bin(
+                        FOp::Add,
+                        Box::new(FExpr::Bin(
+                            FOp::Mul,
+                            Box::new(me()),
+                            Box::new(FExpr::Lit(
+                                self.rng.pick(&["0.5", "0.9", "0.75", "1.1"]).to_string(),
+                            )),
+                        )),
+                        Box::new(e),
+                    ),
+                    3 | 0 => FExpr::Bin(FOp::Mul, Box::new(me()), Box::new(self.factor())),
+                    _ => {
+                        let f = *self.rng.pick(&[Fun::Sin, Fun::Tanh, Fun::Atan, Fun::Cos]);
+                        FExpr::Bin(
+                            FOp::Add,
+                            Box::new(FExpr::Call(f, false, vec![me()])),
+                            Box::new(e),
+                        )
+                    }
+                };
+                (AOp::Set, v)
+            }
+            1 => (AOp::Add, self.fexpr_up_to(2)),
+            2 => (AOp::Sub, self.fexpr_up_to(2)),
+            3 => (AOp::Mul, self.factor()),
+            _ => (AOp::Div, self.pos(1)),
+        };
+        Stmt::Assign {
+            name: Name::new(&target),
+            op,
+            val: Val::F(val),
+        }
+    }
+
+    /// A multiplier of modest size, so that loops do not blow values up.
+    fn factor(&mut self) -> FExpr {
+        match self.rng.below(3) {
+            0 => FExpr::Lit(
+                self.rng
+                    .pick(&["0.5", "0.9", "1.1", "1.5", "0.75"])
+                    .to_string(),
+            ),
+            1 => {
+                let e = self.fexpr(1);
+                let f = *self.rng.pick(&[Fun::Sin, Fun::Cos, Fun::Tanh]);
+                FExpr::Call(f, false, vec![e])
+            }
+            _ => {
+                // e.cos() * 0.5 + 1.0
+                let e = self.fexpr(1);
+                FExpr::Bin(
+                    FOp::Add,
+                    Box::new(FExpr::Bin(
+                        FOp::Mul,
+                        Box::new(FExpr::Call(Fun::Cos, false, vec![e])),
+                        Box::new(FExpr::Lit("0.5".into())),
+                    )),
+                    Box::new(FExpr::Lit("1.0".into())),
+                )
+            }
+        }
+    }
+
+    /// `let a; if c { ..; a = e1; } else { ..; a = e2; }`.
+    fn let_then_branches(&mut self) -> Vec<Stmt> {
+        let name = self.fresh_name(Ty::F);
+        let annot = self.rng.chance(0.5);
+        self.declare(&name, Ty::F, true, false);
+        let chain = self.rng.chance(0.3);
+        let branch = |g: &mut Gen| {
+            g.scopes.push(Vec::new());
+            g.depth += 1;
+            let mut b = if g.rng.chance(0.4) {
+                g.stmts(1)
+            } else {
+                Vec::new()
+            };
+            // A branch that left early assigns nothing: keep it simple.
+            b.retain(|s| !tidy::diverges(s));
+            b.push(Stmt::Assign {
+                name: Name::new(&name),
+                op: AOp::Set,
+                val: Val::F(g.fexpr(2)),
+            });
+            g.depth -= 1;
+            g.scopes.pop();
+            b
+        };
+        let c = self.cond(2);
+        let then = branch(self);
+        let els = if chain {
+            let c2 = self.cond(2);
+            let t2 = branch(self);
+            let e2 = branch(self);
+            vec![Stmt::If {
+                cond: c2,
+                then: t2,
+                els: Some(e2),
+            }]
+        } else {
+            branch(self)
+        };
+        self.set_ready(&name);
+        vec![
+            Stmt::Let {
+                name: Name::new(&name),
+                ty: Ty::F,
+                annot,
+                mutable: false,
+                init: None,
+            },
+            Stmt::If {
+                cond: c,
+                then,
+                els: Some(els),
+            },
+        ]
+    }
+
+    fn if_stmt(&mut self) -> Stmt {
+        let cond = self.cond(2);
+        let then = self.block(4);
+        let els = match self.rng.weighted(&[45, 40, 15]) {
+            0 => None,
+            1 => Some(self.block(3)),
+            _ => Some(vec![self.if_stmt()]),
+        };
+        Stmt::If { cond, then, els }
+    }
+
+    fn for_stmt(&mut self) -> Stmt {
+        let outer_loop_vars: Vec<String> = self
+            .scopes
+            .iter()
+            .flatten()
+            .filter(|s| s.loop_var)
+            .map(|s| s.name.clone())
+            .collect();
+        let int_param = self.visible(Ty::I).into_iter().find(|s| s.name == "n");
+        let int_locals: Vec<String> = self
+            .visible(Ty::I)
+            .into_iter()
+            .filter(|s| s.assignable)
+            .map(|s| s.name)
+            .collect();
+        let lo = match self.rng.weighted(&[65, 20, 15]) {
+            0 => IExpr::Lit(0),
+            1 => IExpr::Lit(1),
+            _ => match outer_loop_vars.first() {
+                Some(v) => IExpr::Var(Name::new(v)),
+                None => IExpr::Lit(0),
+            },
+        };
+        let hi = match self.rng.weighted(&[40, 20, 5, 15, 10, 10]) {
+            1 if int_param.is_some() => IExpr::Var(Name::new("n")),
+            2 if int_param.is_some() => IExpr::Add(
+                Box::new(IExpr::Var(Name::new("n"))),
+                Box::new(IExpr::Lit(1)),
+            ),
+            3 if !outer_loop_vars.is_empty() => IExpr::Add(
+                Box::new(IExpr::Var(Name::new(
+                    &self.rng.pick(&outer_loop_vars).clone(),
+                ))),
+                Box::new(IExpr::Lit(1)),
+            ),
+            4 if !int_locals.is_empty() => IExpr::Rem(
+                Box::new(IExpr::Var(Name::new(&self.rng.pick(&int_locals).clone()))),
+                4,
+            ),
+            5 if !outer_loop_vars.is_empty() => {
+                IExpr::Var(Name::new(&self.rng.pick(&outer_loop_vars).clone()))
+            }
+            _ => IExpr::Lit(self.rng.range(1, 4)),
+        };
+        let inclusive = self.rng.chance(0.2);
+        let rev = self.rng.chance(0.15);
+        let step = (!rev && self.rng.chance(0.12)).then(|| self.rng.range(2, 3) as u32);
+        let var = if outer_loop_vars.iter().any(|v| v == "i") {
+            if self.rng.chance(0.15) {
+                "i".to_string()
+            } else {
+                "j".to_string()
+            }
+        } else {
+            "i".to_string()
+        };
+        self.scopes.push(Vec::new());
+        self.declare(&var, Ty::I, false, true);
+        self.scopes.last_mut().unwrap().last_mut().unwrap().loop_var = true;
+        self.loops += 1;
+        let body = self.block(4);
+        self.loops -= 1;
+        self.scopes.pop();
+        Stmt::For {
+            var: Name::new(&var),
+            range: Range {
+                lo,
+                hi,
+                inclusive,
+                rev,
+                step,
+            },
+            body,
+        }
+    }
+
+    fn guard(&mut self) -> String {
+        self.guards += 1;
+        format!("w{}", self.guards)
+    }
+
+    fn while_stmt(&mut self) -> Vec<Stmt> {
+        let guard = self.guard();
+        let limit = self.rng.range(2, 6);
+        self.declare(&guard, Ty::I, false, true);
+        let cond = self.cond(2);
+        self.loops += 1;
+        let body = self.block(4);
+        self.loops -= 1;
+        vec![Stmt::While {
+            guard: Name::new(&guard),
+            limit,
+            cond,
+            body,
+        }]
+    }
+
+    fn loop_stmt(&mut self) -> Vec<Stmt> {
+        let guard = self.guard();
+        let limit = self.rng.range(2, 5);
+        self.declare(&guard, Ty::I, false, true);
+        self.loops += 1;
+        let mut body = self.block(4);
+        if !tidy::block_diverges(&body) && self.rng.chance(0.6) {
+            let c = self.cond(2);
+            body.push(Stmt::If {
+                cond: c,
+                then: vec![Stmt::Break],
+                els: None,
+            });
+        }
+        self.loops -= 1;
+        vec![Stmt::Loop {
+            guard: Name::new(&guard),
+            limit,
+            body,
+        }]
+    }
+
+    /// `if c { ..; break; }`, `if c { continue; }`, or a bare `break;`.
+    fn exit_stmt(&mut self) -> Vec<Stmt> {
+        let exit = if self.rng.chance(0.5) {
+            Stmt::Break
+        } else {
+            Stmt::Continue
+        };
+        if self.rng.chance(0.12) {
+            return vec![exit];
+        }
+        let cond = self.cond(2);
+        let mut then = if self.rng.chance(0.4) {
+            self.block(2)
+        } else {
+            Vec::new()
+        };
+        if !tidy::block_diverges(&then) {
+            then.push(exit);
+        }
+        vec![Stmt::If {
+            cond,
+            then,
+            els: None,
+        }]
+    }
+
+    fn return_stmt(&mut self) -> Vec<Stmt> {
+        let cond = self.cond(2);
+        let mut then = if self.rng.chance(0.3) {
+            self.block(2)
+        } else {
+            Vec::new()
+        };
+        if !tidy::block_diverges(&then) {
+            let e = self.fexpr(2);
+            then.push(Stmt::Return(e));
+        }
+        vec![Stmt::If {
+            cond,
+            then,
+            els: None,
+        }]
+    }
+
+    // -- expressions ---------------------------------------------------------
+
+    fn lit(&mut self) -> String {
+        if self.rng.chance(0.8) {
+            self.rng.pick(LITERALS).to_string()
+        } else {
+            format!("{}.{:02}", self.rng.below(4), self.rng.below(100))
+        }
+    }
+
+    fn nonzero_lit(&mut self) -> String {
+        loop {
+            let l = self.lit();
+            if l.parse::<f64>().unwrap().abs() > 0.04 {
+                return l;
+            }
+        }
+    }
+
+    fn leaf(&mut self) -> FExpr {
+        let floats = self.visible(Ty::F);
+        let ints = self.visible(Ty::I);
+        let w = [
+            if floats.is_empty() { 0 } else { 70 },
+            22,
+            if ints.is_empty() { 0 } else { 6 },
+            1,
+        ];
+        match self.rng.weighted(&w) {
+            0 => FExpr::Var(Name::new(&self.rng.pick(&floats).name)),
+            1 => FExpr::Lit(self.lit()),
+            2 => {
+                let i = self.iexpr_small();
+                FExpr::Cast(i)
+            }
+            _ => FExpr::Pi,
+        }
+    }
+
+    fn fexpr_up_to(&mut self, max: i64) -> FExpr {
+        let d = self.rng.range(0, max) as u32;
+        self.fexpr(d)
+    }
+
+    pub fn fexpr(&mut self, depth: u32) -> FExpr {
+        if depth == 0 || self.rng.chance(0.2) {
+            return self.leaf();
+        }
+        let d = depth - 1;
+        let w = [18, 12, 5, 4, 24, 12, 3, 2, 3];
+        match self.rng.weighted(&w) {
+            0 => {
+                let op = if self.rng.chance(0.6) {
+                    FOp::Add
+                } else {
+                    FOp::Sub
+                };
+                FExpr::Bin(op, Box::new(self.fexpr(d)), Box::new(self.fexpr(d)))
+            }
+            1 => FExpr::Bin(FOp::Mul, Box::new(self.fexpr(d)), Box::new(self.fexpr(d))),
+            2 => {
+                let den = match self.rng.below(3) {
+                    0 => FExpr::Lit(self.nonzero_lit()),
+                    1 => self.pos(d),
+                    // Anything: a point where it is near zero is rejected.
+                    _ => self.fexpr(d),
+                };
+                FExpr::Bin(FOp::Div, Box::new(self.fexpr(d)), Box::new(den))
+            }
+            3 => FExpr::Neg(Box::new(self.fexpr(d))),
+            4 => self.unary(d),
+            5 => self.binary(d),
+            6 if self.depth < 4 => self.if_expr(),
+            7 if self.depth < 4 => self.block_expr(),
+            8 => {
+                let n = *self.rng.pick(&[-2, -1, 0, 1, 2, 3, 4]);
+                let a = if n <= 0 { self.pos(d) } else { self.fexpr(d) };
+                FExpr::Powi(self.rng.chance(0.25), Box::new(a), n)
+            }
+            _ => self.leaf(),
+        }
+    }
+
+    fn call1(&mut self, f: Fun, a: FExpr) -> FExpr {
+        FExpr::Call(f, self.rng.chance(0.25), vec![a])
+    }
+
+    fn unary(&mut self, d: u32) -> FExpr {
+        use Fun::*;
+        let free = [
+            Sin, Cos, Atan, Tanh, Asinh, Abs, Signum, Floor, Ceil, Round, Trunc, Fract, ToDegrees,
+            ToRadians, Cbrt,
+        ];
+        let bounded = [Sinh, Cosh, Exp, Exp2, ExpM1, Tan];
+        let unit = [Asin, Acos, Atanh];
+        let pos = [Ln, Log2, Log10, Sqrt, Recip, Ln1p];
+        match self.rng.weighted(&[45, 20, 12, 18, 5]) {
+            0 => {
+                let f = *self.rng.pick(&free);
+                let a = self.fexpr(d);
+                self.call1(f, a)
+            }
+            1 => {
+                let f = *self.rng.pick(&bounded);
+                let a = self.bounded(d);
+                self.call1(f, a)
+            }
+            2 => {
+                let f = *self.rng.pick(&unit);
+                let a = self.unit(d);
+                self.call1(f, a)
+            }
+            3 => {
+                let f = *self.rng.pick(&pos);
+                let a = self.pos(d);
+                self.call1(f, a)
+            }
+            _ => {
+                let a = self.gt1(d);
+                self.call1(Acosh, a)
+            }
+        }
+    }
+
+    fn binary(&mut self, d: u32) -> FExpr {
+        use Fun::*;
+        let path = self.rng.chance(0.25);
+        let lit_recv = self.rng.chance(0.12);
+        let recv = |g: &mut Gen, e: FExpr| {
+            if lit_recv {
+                FExpr::Lit(g.nonzero_lit())
+            } else {
+                e
+            }
+        };
+        match self.rng.weighted(&[10, 8, 10, 8, 12, 12, 10, 10]) {
+            0 => {
+                let a = self.fexpr(d);
+                let a = recv(self, a);
+                FExpr::Call(Atan2, path, vec![a, self.fexpr(d)])
+            }
+            1 => {
+                let a = self.fexpr(d);
+                let a = recv(self, a);
+                FExpr::Call(Hypot, path, vec![a, self.fexpr(d)])
+            }
+            2 => {
+                let a = self.pos(d);
+                let a = recv(self, a);
+                let b = if self.rng.chance(0.4) {
+                    FExpr::Lit(self.lit())
+                } else {
+                    self.bounded(d)
+                };
+                FExpr::Call(Powf, path, vec![a, b])
+            }
+            3 => {
+                let a = self.pos(d);
+                let a = recv(self, a);
+                let b = if self.rng.chance(0.6) {
+                    FExpr::Lit(self.rng.pick(&["2.0", "3.0", "10.0", "0.5"]).to_string())
+                } else {
+                    // e * e + 1.5 > 1: its logarithm is never zero.
+                    let e = self.fexpr(d);
+                    FExpr::Bin(
+                        FOp::Add,
+                        Box::new(FExpr::Bin(FOp::Mul, Box::new(e.clone()), Box::new(e))),
+                        Box::new(FExpr::Lit("1.5".into())),
+                    )
+                };
+                FExpr::Call(Log, path, vec![a, b])
+            }
+            4 => {
+                let a = self.fexpr(d);
+                let a = recv(self, a);
+                FExpr::Call(Max, path, vec![a, self.fexpr(d)])
+            }
+            5 => {
+                let a = self.fexpr(d);
+                let a = recv(self, a);
+                FExpr::Call(Min, path, vec![a, self.fexpr(d)])
+            }
+            6 => FExpr::Call(
+                MulAdd,
+                path,
+                vec![self.fexpr(d), self.fexpr(d), self.fexpr(d)],
+            ),
+            _ => {
+                let x = self.fexpr(d);
+                let (lo, hi) = if self.rng.chance(0.6) {
+                    let a: f64 = self.lit().parse().unwrap();
+                    let lo = format!("{:.2}", -a - 0.25);
+                    let hi = format!("{:.2}", a + 0.5);
+                    (
+                        FExpr::Neg(Box::new(FExpr::Lit(lo.trim_start_matches('-').to_string()))),
+                        FExpr::Lit(hi),
+                    )
+                } else {
+                    // Both bounds active: e - c <= e + c.
+                    let e = self.fexpr(d);
+                    let c = self.lit();
+                    (
+                        FExpr::Bin(
+                            FOp::Sub,
+                            Box::new(e.clone()),
+                            Box::new(FExpr::Lit(c.clone())),
+                        ),
+                        FExpr::Bin(FOp::Add, Box::new(e), Box::new(FExpr::Lit(c))),
+                    )
+                };
+                FExpr::Call(Clamp, path, vec![x, lo, hi])
+            }
+        }
+    }
+
+    /// A value in about [-1.6, 1.6].
+    fn bounded(&mut self, d: u32) -> FExpr {
+        use Fun::*;
+        let e = self.fexpr(d);
+        match self.rng.below(6) {
+            0 => FExpr::Call(Sin, false, vec![e]),
+            1 => FExpr::Call(Cos, false, vec![e]),
+            2 => FExpr::Call(Tanh, false, vec![e]),
+            3 => FExpr::Call(Atan, false, vec![e]),
+            4 => FExpr::Bin(
+                FOp::Mul,
+                Box::new(FExpr::Call(Sin, false, vec![e])),
+                Box::new(FExpr::Lit(
+                    self.rng.pick(&["0.5", "1.5", "0.3"]).to_string(),
+                )),
+            ),
+            _ => FExpr::Lit(self.lit()),
+        }
+    }
+
+    /// A value bounded away from zero from above.
+    fn pos(&mut self, d: u32) -> FExpr {
+        use Fun::*;
+        let c = || FExpr::Lit("0.5".to_string());
+        match self.rng.weighted(&[40, 15, 10, 10, 10, 5, 10]) {
+            0 => {
+                let e = self.fexpr(d);
+                let k = self.rng.pick(&["0.5", "1.0", "0.25", "2.0"]).to_string();
+                FExpr::Bin(
+                    FOp::Add,
+                    Box::new(FExpr::Bin(FOp::Mul, Box::new(e.clone()), Box::new(e))),
+                    Box::new(FExpr::Lit(k)),
+                )
+            }
+            1 => {
+                let b = self.bounded(d);
+                FExpr::Call(Exp, self.rng.chance(0.2), vec![b])
+            }
+            2 => {
+                let e = self.fexpr(d);
+                FExpr::Bin(
+                    FOp::Add,
+                    Box::new(FExpr::Call(Abs, false, vec![e])),
+                    Box::new(c()),
+                )
+            }
+            3 => {
+                let e = self.fexpr(d);
+                FExpr::Call(Hypot, false, vec![e, c()])
+            }
+            4 => {
+                let e = self.fexpr(d);
+                FExpr::Bin(
+                    FOp::Add,
+                    Box::new(FExpr::Call(Sin, false, vec![e])),
+                    Box::new(FExpr::Lit("1.5".into())),
+                )
+            }
+            5 => {
+                let b = self.bounded(d);
+                FExpr::Call(Cosh, false, vec![b])
+            }
+            _ => FExpr::Lit(self.nonzero_lit()),
+        }
+    }
+
+    /// A value in about [-0.95, 0.95].
+    fn unit(&mut self, d: u32) -> FExpr {
+        use Fun::*;
+        let e = self.fexpr(d);
+        let f = *self.rng.pick(&[Sin, Cos, Tanh]);
+        let k = self.rng.pick(&["0.9", "0.8", "0.5", "0.95"]).to_string();
+        if self.rng.chance(0.15) {
+            // e / (e * e + 1.0) lies in [-0.5, 0.5].
+            return FExpr::Bin(
+                FOp::Div,
+                Box::new(e.clone()),
+                Box::new(FExpr::Bin(
+                    FOp::Add,
+                    Box::new(FExpr::Bin(FOp::Mul, Box::new(e.clone()), Box::new(e))),
+                    Box::new(FExpr::Lit("1.0".into())),
+                )),
+            );
+        }
+        FExpr::Bin(
+            FOp::Mul,
+            Box::new(FExpr::Call(f, false, vec![e])),
+            Box::new(FExpr::Lit(k)),
+        )
+    }
+
+    /// A value above one.
+    fn gt1(&mut self, d: u32) -> FExpr {
+        let p = self.pos(d);
+        FExpr::Bin(
+            FOp::Add,
+            Box::new(p),
+            Box::new(FExpr::Lit(
+                self.rng.pick(&["1.0", "1.5", "1.25"]).to_string(),
+            )),
+        )
+    }
+
+    fn if_expr(&mut self) -> FExpr {
+        let c = self.cond(1);
+        let t = self.fblock();
+        let e = if self.rng.chance(0.2) {
+            FBlock {
+                stmts: Vec::new(),
+                tail: self.if_expr(),
+            }
+        } else {
+            self.fblock()
+        };
+        FExpr::If(Box::new(c), Box::new(t), Box::new(e))
+    }
+
+    fn block_expr(&mut self) -> FExpr {
+        let mut b = self.fblock();
+        if b.stmts.is_empty() {
+            b = self.fblock();
+        }
+        FExpr::Block(Box::new(b))
+    }
+
+    /// `{ let t = ..; ..; tail }`: only its own locals, and now and then an
+    /// early `return`.
+    fn fblock(&mut self) -> FBlock {
+        self.scopes.push(Vec::new());
+        self.in_fblock += 1;
+        self.depth += 1;
+        let mut stmts = Vec::new();
+        for _ in 0..self.rng.below(3) {
+            // (`return` inside an expression is a documented limitation.)
+            if self.rng.chance(0.0) {
+                let c = self.cond(1);
+                let e = self.fexpr(1);
+                stmts.push(Stmt::If {
+                    cond: c,
+                    then: vec![Stmt::Return(e)],
+                    els: None,
+                });
+                continue;
+            }
+            let init = self.fexpr(2);
+            let name = self.fresh_name(Ty::F);
+            self.declare(&name, Ty::F, false, true);
+            stmts.push(Stmt::Let {
+                name: Name::new(&name),
+                ty: Ty::F,
+                annot: false,
+                mutable: false,
+                init: Some(Val::F(init)),
+            });
+        }
+        let tail = self.fexpr(2);
+        self.depth -= 1;
+        self.in_fblock -= 1;
+        self.scopes.pop();
+        FBlock { stmts, tail }
+    }
+
+    // -- integers and conditions ---------------------------------------------
+
+    fn int_var(&mut self) -> Option<IExpr> {
+        let ints = self.visible(Ty::I);
+        if ints.is_empty() {
+            return None;
+        }
+        Some(IExpr::Var(Name::new(&self.rng.pick(&ints).name)))
+    }
+
+    fn iexpr_small(&mut self) -> IExpr {
+        match self.int_var() {
+            Some(v) if self.rng.chance(0.8) => match self.rng.below(5) {
+                0 => IExpr::Add(Box::new(v), Box::new(IExpr::Lit(1))),
+                1 => IExpr::Rem(Box::new(v), 3),
+                _ => v,
+            },
+            _ => IExpr::Lit(self.rng.range(0, 4)),
+        }
+    }
+
+    fn iexpr_value(&mut self) -> IExpr {
+        match self.rng.below(4) {
+            0 => IExpr::Lit(self.rng.range(0, 3)),
+            1 => {
+                let a = self.iexpr_small();
+                IExpr::Mul(Box::new(a), 2)
+            }
+            2 => {
+                let a = self.iexpr_small();
+                let b = self.iexpr_small();
+                IExpr::Add(Box::new(a), Box::new(b))
+            }
+            _ => self.iexpr_small(),
+        }
+    }
+
+    fn cond(&mut self, depth: u32) -> Cond {
+        let has_int = !self.visible(Ty::I).is_empty();
+        let bools = self.visible(Ty::B);
+        let w = [
+            50,
+            if has_int { 20 } else { 0 },
+            if bools.is_empty() { 0 } else { 8 },
+            if depth > 0 { 8 } else { 0 },
+            if depth > 0 { 7 } else { 0 },
+            if depth > 0 { 5 } else { 0 },
+        ];
+        let ops = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
+        match self.rng.weighted(&w) {
+            0 => {
+                let op = if self.rng.chance(0.03) {
+                    *self.rng.pick(&[CmpOp::Eq, CmpOp::Ne])
+                } else {
+                    *self.rng.pick(&ops)
+                };
+                let a = self.fexpr_up_to(2);
+                let b = if self.rng.chance(0.5) {
+                    FExpr::Lit(self.lit())
+                } else {
+                    self.fexpr(1)
+                };
+                Cond::F(op, a, b)
+            }
+            1 => {
+                let a = self.int_var().unwrap();
+                if self.rng.chance(0.25) {
+                    let op = *self.rng.pick(&[CmpOp::Eq, CmpOp::Ne]);
+                    let k = self.rng.range(0, 1);
+                    Cond::I(op, IExpr::Rem(Box::new(a), 2), IExpr::Lit(k))
+                } else {
+                    let op = *self.rng.pick(&ops);
+                    let b = match self.int_var() {
+                        Some(v) if self.rng.chance(0.3) => v,
+                        _ => IExpr::Lit(self.rng.range(1, 4)),
+                    };
+                    Cond::I(op, a, b)
+                }
+            }
+            2 => Cond::Var(Name::new(&self.rng.pick(&bools).name)),
+            3 => Cond::And(
+                Box::new(self.cond(depth - 1)),
+                Box::new(self.cond(depth - 1)),
+            ),
+            4 => Cond::Or(
+                Box::new(self.cond(depth - 1)),
+                Box::new(self.cond(depth - 1)),
+            ),
+            _ => Cond::Not(Box::new(self.cond(depth - 1))),
+        }
+    }
+}

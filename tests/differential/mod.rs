@@ -1,0 +1,23 @@
+//! The machinery of the differential test (`tests/differential.rs`), also
+//! used by `tests/regressions.rs`:
+//!
+//! - `rng`: the deterministic generator every random choice comes from;
+//! - `ast`: the programs, as syntax trees over the language the macro
+//!   supports, printed as Rust;
+//! - `gen`: random programs from a seed;
+//! - `tidy`: keeps a program valid and free of warnings;
+//! - `shrink`: one-step reductions of a failing program;
+//! - `dual`: the dual numbers the oracle computes with;
+//! - `dualize`: the oracle's copy of a program, derived from its text;
+//! - `harness`: builds and runs cases in a scratch crate (whose `main` is
+//!   `runner.rs`, included as text).
+#![allow(dead_code)]
+
+pub mod ast;
+pub mod dual;
+pub mod dualize;
+pub mod gen;
+pub mod harness;
+pub mod rng;
+pub mod shrink;
+pub mod tidy;

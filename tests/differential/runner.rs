@@ -1,0 +1,386 @@
+//! The `main` of the generated test crate: for every program, draw points,
+//! keep those where the dual-number evaluation says nothing is near a branch
+//! flip, a kink or the edge of a domain, and compare there
+//!
+//! 1. the value of `f_grad` with `f`, bit for bit (and the oracle's value
+//!    too, which checks the oracle's copy of the program);
+//! 2. the gradient of `f_grad` with the dual numbers', to `REL` times the
+//!    magnitude of the terms that summed to it, plus `ABS`;
+//! 3. `f_adjoint(.., d_out)` with `d_out` times the dual gradient, likewise;
+//! 4. the dual gradient with centered finite differences of `f`, where the
+//!    step cannot cross a branch (a check of the oracle itself).
+//!
+//! One line per program goes to stdout: `START id` before it (so a crash can
+//! be blamed), then `PROG id OK|SKIP|FAIL ...`. Everything is deterministic:
+//! the points come from the program's seed.
+//!
+//! This file is copied into the generated crate as `src/runner.rs`.
+#![allow(dead_code)]
+
+use crate::dual::{self, D};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Relative tolerance of the gradient and adjoint comparisons, applied to
+/// the magnitude `m` of the terms (see `dual.rs`).
+pub const REL: f64 = 1e-9;
+/// Absolute floor of the same comparisons.
+pub const ABS: f64 = 1e-12;
+/// Smallest accepted relative distance of a comparison or kink.
+pub const MIN_MARGIN: f64 = 1e-3;
+/// Largest accepted intermediate value or derivative magnitude.
+pub const MAX_MAGNITUDE: f64 = 1e8;
+/// The `d_out` of `f_adjoint`, in turn: none a power of two.
+pub const D_OUTS: [f64; 3] = [2.5, -0.75, 1.3];
+
+#[derive(Clone, Copy, Debug)]
+pub enum Input {
+    F(f64),
+    I(i64),
+    B(bool),
+}
+
+impl Input {
+    pub fn f(&self) -> f64 {
+        match *self {
+            Input::F(v) => v,
+            _ => panic!("not a float input"),
+        }
+    }
+    pub fn i(&self) -> i64 {
+        match *self {
+            Input::I(v) => v,
+            _ => panic!("not an integer input"),
+        }
+    }
+    pub fn b(&self) -> bool {
+        match *self {
+            Input::B(v) => v,
+            _ => panic!("not a bool input"),
+        }
+    }
+    /// The float input as a dual number, seeded when `seed`.
+    pub fn d(&self, seed: bool) -> D {
+        dual::input(self.f(), seed)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A float parameter; `true` when it has a gradient entry.
+    F(bool),
+    I,
+    B,
+}
+
+pub struct Prog {
+    pub id: usize,
+    pub seed: u64,
+    pub kinds: &'static [Kind],
+    pub primal: fn(&[Input]) -> f64,
+    pub grad: fn(&[Input]) -> (f64, Vec<f64>),
+    pub adjoint: fn(&[Input], f64) -> Vec<f64>,
+    /// The dual version, seeded along the `dir`-th differentiable parameter.
+    pub dual: fn(&[Input], usize) -> D,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        (self.next() >> 11) % n
+    }
+}
+
+fn draw(rng: &mut Rng, kinds: &[Kind]) -> Vec<Input> {
+    kinds
+        .iter()
+        .map(|k| match k {
+            Kind::F(_) => {
+                let r = match rng.below(10) {
+                    0..=6 => 2.5,
+                    7 | 8 => 0.7,
+                    _ => 5.0,
+                };
+                Input::F((rng.unit() * 2.0 - 1.0) * r)
+            }
+            Kind::I => Input::I(rng.below(5) as i64),
+            Kind::B => Input::B(rng.below(2) == 1),
+        })
+        .collect()
+}
+
+fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = e.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic)".into()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.replace('\n', " | ")
+}
+
+/// What happened at one point.
+enum Point {
+    /// Compared, all good; `fd_checked` when finite differences were too.
+    Ok {
+        fd_checked: bool,
+    },
+    /// Not a usable point (near a flip, a kink, a singularity, or huge).
+    Reject,
+    Fail(&'static str, String),
+}
+
+struct Oracle {
+    value: f64,
+    grad: Vec<D>,
+    margin: f64,
+    largest: f64,
+}
+
+fn oracle(p: &Prog, x: &[Input]) -> Option<Oracle> {
+    let ndiff = p.kinds.iter().filter(|k| **k == Kind::F(true)).count();
+    let mut grad = Vec::new();
+    let mut value = None::<f64>;
+    let mut margin = f64::INFINITY;
+    let mut largest: f64 = 0.0;
+    for dir in 0..ndiff {
+        dual::reset();
+        let r = catch_unwind(|| (p.dual)(x, dir)).ok()?;
+        if !dual::domain_ok() || !r.v.is_finite() {
+            return None;
+        }
+        margin = margin.min(dual::margin());
+        largest = largest.max(dual::largest());
+        if let Some(v) = value {
+            if v.to_bits() != r.v.to_bits() {
+                return None;
+            }
+        }
+        value = Some(r.v);
+        grad.push(r);
+    }
+    if margin < MIN_MARGIN || largest > MAX_MAGNITUDE {
+        return None;
+    }
+    Some(Oracle {
+        value: value?,
+        grad,
+        margin,
+        largest,
+    })
+}
+
+fn show(x: &[Input]) -> String {
+    let parts: Vec<String> = x
+        .iter()
+        .map(|i| match i {
+            Input::F(v) => format!("{v:?}"),
+            Input::I(v) => format!("{v}"),
+            Input::B(v) => format!("{v}"),
+        })
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+fn close(got: f64, want: f64, scale: f64) -> bool {
+    (got - want).abs() <= REL * scale + ABS
+}
+
+fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
+    let Some(o) = oracle(p, x) else {
+        return Point::Reject;
+    };
+    let Ok(fv) = catch_unwind(|| (p.primal)(x)) else {
+        // The plain function panics (an overflow?): not a usable point.
+        return Point::Reject;
+    };
+    let at = show(x);
+    if fv.to_bits() != o.value.to_bits() {
+        return Point::Fail(
+            "oracle",
+            format!(
+                "at {at}: f = {fv:?} but its dual-number copy gives {:?}",
+                o.value
+            ),
+        );
+    }
+    let (gv, g) = match catch_unwind(|| (p.grad)(x)) {
+        Ok(r) => r,
+        Err(e) => return Point::Fail("panic", format!("f_grad{at} panicked: {}", panic_text(e))),
+    };
+    if gv.to_bits() != fv.to_bits() {
+        return Point::Fail(
+            "value",
+            format!("at {at}: f_grad's value {gv:?} is not f's {fv:?}"),
+        );
+    }
+    for (i, (gi, di)) in g.iter().zip(&o.grad).enumerate() {
+        if !close(*gi, di.d, di.m) {
+            return Point::Fail(
+                "grad",
+                format!(
+                    "at {at}: gradient entry {i}: f_grad gives {gi:?}, dual numbers {:?} \
+                     (term magnitude {:e}; all: f_grad {g:?}, dual {:?})",
+                    di.d,
+                    di.m,
+                    o.grad.iter().map(|d| d.d).collect::<Vec<_>>()
+                ),
+            );
+        }
+    }
+    let a = match catch_unwind(|| (p.adjoint)(x, d_out)) {
+        Ok(r) => r,
+        Err(e) => {
+            return Point::Fail(
+                "panic",
+                format!(
+                    "f_adjoint{at} with d_out {d_out} panicked: {}",
+                    panic_text(e)
+                ),
+            )
+        }
+    };
+    for (i, (ai, di)) in a.iter().zip(&o.grad).enumerate() {
+        if !close(*ai, d_out * di.d, d_out.abs() * di.m) {
+            return Point::Fail(
+                "adjoint",
+                format!(
+                    "at {at}: f_adjoint(.., d_out = {d_out}) entry {i} is {ai:?}, expected \
+                     {d_out} * {:?} = {:?}",
+                    di.d,
+                    d_out * di.d
+                ),
+            );
+        }
+    }
+    // Finite differences, where a step cannot move any compared quantity
+    // across its tie: the step moves intermediates by about h * largest.
+    let mut fd_checked = false;
+    let floats: Vec<usize> = p
+        .kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == Kind::F(true))
+        .map(|(i, _)| i)
+        .collect();
+    for (dir, &i) in floats.iter().enumerate() {
+        let xi = x[i].f();
+        let scale = xi.abs().max(1.0);
+        let want = o.grad[dir];
+        let tol = 1e-6 * (1.0 + want.d.abs() + want.m) + 1e-7 * o.largest;
+        // Three steps: a strongly curved function (a cosine of a large,
+        // fast-moving argument) needs a small one, rounding a large one.
+        let mut fds = Vec::new();
+        for h in [1e-5 * scale, 1e-6 * scale, 1e-7 * scale] {
+            if h * o.largest * 10.0 > o.margin {
+                continue;
+            }
+            let mut xp = x.to_vec();
+            let mut xm = x.to_vec();
+            xp[i] = Input::F(xi + h);
+            xm[i] = Input::F(xi - h);
+            let (Ok(fp), Ok(fm)) = (
+                catch_unwind(|| (p.primal)(&xp)),
+                catch_unwind(|| (p.primal)(&xm)),
+            ) else {
+                continue;
+            };
+            fds.push((h, (fp - fm) / ((xi + h) - (xi - h))));
+        }
+        if fds.is_empty() {
+            continue;
+        }
+        if fds.iter().any(|(_, fd)| (fd - want.d).abs() <= tol) {
+            fd_checked = true;
+            continue;
+        }
+        // No step agrees. Blame the oracle only if the differences agree
+        // with each other (they have converged, to something else).
+        let converged = fds.windows(2).any(|w| (w[0].1 - w[1].1).abs() <= tol);
+        if converged {
+            return Point::Fail(
+                "fd",
+                format!(
+                    "at {at}: dual-number derivative {i} is {:?} but centered differences \
+                     give {fds:?} (f_grad agrees with the dual numbers)",
+                    want.d
+                ),
+            );
+        }
+    }
+    Point::Ok { fd_checked }
+}
+
+fn check(p: &Prog, points: usize, tries: usize) -> String {
+    let mut rng = Rng(p.seed ^ 0x5eed_0f_9011_75);
+    let mut accepted = 0;
+    let mut tried = 0;
+    let mut fd = 0;
+    while accepted < points && tried < tries {
+        let x = draw(&mut rng, p.kinds);
+        let d_out = D_OUTS[tried % D_OUTS.len()];
+        tried += 1;
+        match point(p, &x, d_out) {
+            Point::Ok { fd_checked } => {
+                accepted += 1;
+                fd += usize::from(fd_checked);
+            }
+            Point::Reject => {}
+            Point::Fail(kind, msg) => {
+                return format!("PROG {} FAIL {kind} {}", p.id, one_line(&msg))
+            }
+        }
+    }
+    if accepted == 0 {
+        format!("PROG {} SKIP {tried}", p.id)
+    } else {
+        format!("PROG {} OK {accepted} {tried} {fd}", p.id)
+    }
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+pub fn main(progs: &[Prog]) {
+    std::panic::set_hook(Box::new(|_| {}));
+    let points = env_usize("DIFFTEST_POINTS", 3);
+    let tries = env_usize("DIFFTEST_TRIES", 40);
+    let skip: Vec<usize> = std::env::var("DIFFTEST_SKIP")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    for p in progs {
+        if skip.contains(&p.id) {
+            continue;
+        }
+        writeln!(out, "START {}", p.id).unwrap();
+        out.flush().unwrap();
+        let line = catch_unwind(AssertUnwindSafe(|| check(p, points, tries)))
+            .unwrap_or_else(|e| format!("PROG {} FAIL panic {}", p.id, one_line(&panic_text(e))));
+        writeln!(out, "{line}").unwrap();
+        out.flush().unwrap();
+    }
+    writeln!(out, "DONE").unwrap();
+}
