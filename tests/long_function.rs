@@ -1006,8 +1006,7 @@ fn chain(x: f64) -> f64 {
     let v996 = v995.sin() * 0.5 + x;
     let v997 = v996.sin() * 0.5 + x;
     let v998 = v997.sin() * 0.5 + x;
-    let v999 = v998.sin() * 0.5 + x;
-    v999
+    v998.sin() * 0.5 + x
 }
 
 /// Value and derivative of the same recurrence, forward mode by hand.
