@@ -913,9 +913,11 @@ fn set_mut(list: &mut [Stmt], needs: &[bool]) {
                     set_mut(e, needs);
                 }
             }
-            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
+            Stmt::While { cond, body, .. } => {
+                set_mut_cond(cond, needs);
                 set_mut(body, needs)
             }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => set_mut(body, needs),
             Stmt::Block(b) => set_mut(b, needs),
             Stmt::Assign { val: Val::F(e), .. } | Stmt::Return(e) => set_mut_expr(e, needs),
             _ => {}
@@ -941,7 +943,8 @@ fn set_mut_cond(c: &mut Cond, needs: &[bool]) {
 
 fn set_mut_expr(e: &mut FExpr, needs: &[bool]) {
     match e {
-        FExpr::If(_, t, e) => {
+        FExpr::If(c, t, e) => {
+            set_mut_cond(c, needs);
             set_mut(&mut t.stmts, needs);
             set_mut_expr(&mut t.tail, needs);
             set_mut(&mut e.stmts, needs);
