@@ -490,6 +490,74 @@ fn branch_on_the_reassigned_variable() {
 }
 
 // ---------------------------------------------------------------------------
+// A variable declared without a value and assigned in a loop: each
+// iteration's value is a different one for the reverse sweep.
+// ---------------------------------------------------------------------------
+
+/// out = y · Π_{k=1..4} sin(k x) + Σ_{k=1..4} (k - 1) x
+/// d/dx = out' = y Π sin(kx) · Σ k cot(kx) + 6,  d/dy = Π sin(kx)
+#[differentiate]
+fn deferred_in_loop(x: f64, y: f64) -> f64 {
+    let mut w;
+    let mut k;
+    let mut s = y;
+    let mut t = 0.0;
+    for i in 0..4 {
+        w = x * (i as f64 + 1.0);
+        k = i;
+        s *= w.sin();
+        t += x * k as f64;
+    }
+    s + t
+}
+
+#[test]
+fn deferred_declaration_assigned_in_a_loop() {
+    for (x, y) in [(0.3, 1.7), (0.55, -0.8), (0.17, 2.4)] {
+        let (v, (gx, gy)) = deferred_in_loop_grad(x, y);
+        let (ax, ay) = deferred_in_loop_adjoint(x, y, D_OUT);
+        let prod: f64 = (1..=4).map(|k| (k as f64 * x).sin()).product();
+        let cot_sum: f64 = (1..=4).map(|k| k as f64 / (k as f64 * x).tan()).sum();
+        let want = [y * prod * cot_sum + 6.0, prod];
+        check_point(
+            "deferred_in_loop",
+            &[x, y],
+            &|p| deferred_in_loop(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &want,
+        );
+    }
+}
+
+/// An array literal of active values, never written by the user (no `mut`).
+/// out = 2x·y + x·y = 3xy: d/dx = 3y, d/dy = 3x
+#[differentiate]
+fn array_literal(x: f64, y: f64) -> f64 {
+    let v = [x * 2.0, y, x * y];
+    let w = [v[0], v[2]];
+    w[0] * v[1] + w[1]
+}
+
+#[test]
+fn array_literal_of_active_values() {
+    for (x, y) in [(0.3, 1.7), (-1.5, 0.8)] {
+        let (v, (gx, gy)) = array_literal_grad(x, y);
+        let (ax, ay) = array_literal_adjoint(x, y, D_OUT);
+        check_point(
+            "array_literal",
+            &[x, y],
+            &|p| array_literal(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &[3.0 * y, 3.0 * x],
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Shrunk failures of the differential test that compile.
 // ---------------------------------------------------------------------------
 
@@ -735,6 +803,66 @@ fn f(mut x: f64) -> f64 {
         x = v * x;
     }
     x
+}",
+    ),
+    (
+        "1638: with `wrt(y)`, a block assigned to `x` \
+         declaring `r`, then `let r = if ..`: the loop counter `w1` is declared `f64` in the \
+         expansion (E0308, E0277)",
+        "#[differentiate(wrt(y))]
+fn f(y: f64, mut x: f64) -> f64 {
+    x = {
+        let r = x;
+        r
+    };
+    let mut w1 = 0;
+    loop {
+        w1 += 1;
+        if w1 > 6 {
+            break;
+        }
+    }
+    let r = if 1.0 > 1.25 {
+        y
+    } else {
+        1.0
+    };
+    x -= r;
+    x
+}",
+    ),
+    (
+        "1661: `let mut idx;` assigned in a loop is read \
+         by the reverse sweep after the loop, where it may be uninitialised (E0381)",
+        "#[differentiate]
+fn f(x: f64, mut y: f64) -> f64 {
+    let mut idx;
+    let mut s: f64 = 1.0;
+    for _ in 0..2 {
+        idx = 1;
+        let u = (idx as f64) * x;
+        s = u;
+    }
+    y += s;
+    y
+}",
+    ),
+    (
+        "6794: `let mut b: f64;` assigned in a loop and \
+         multiplied into `y`: the reverse sweep reads `b` where it may be uninitialised (E0381)",
+        "#[differentiate]
+fn f(mut y: f64) -> f64 {
+    let mut b: f64;
+    let mut w2 = 0;
+    loop {
+        w2 += 1;
+        if w2 > 4 {
+            break;
+        }
+        b = 4.0;
+        y = y * b;
+    }
+    y
 }",
     ),
 ];

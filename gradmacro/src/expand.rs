@@ -74,13 +74,25 @@ fn lower_until_stable(
     let mut promoted = HashSet::new();
     loop {
         let mark = cx.len();
-        let (func, promote, names) = lower::lower(f, sig, &promoted, cx);
+        let (func, promote, names, declared) = lower::lower(f, sig, &promoted, cx);
         if promote.is_subset(&promoted) {
             return func.map(|func| (func, names));
         }
         cx.truncate(mark);
         promoted.extend(promote);
+        // Each attempt promotes at least one more declaration, so a function
+        // settles before more are promoted than it declares. Names inside
+        // `vec![..]` are parsed anew by every attempt and never would.
+        if promoted.len() > declared {
+            break;
+        }
     }
+    cx.error_at(
+        f.sig.ident.span(),
+        "cannot settle which variables carry derivatives (a `let` inside `vec![..]` or \
+         `[..; n]`?): move such `let`s out of the array expression",
+    );
+    None
 }
 
 /// Placeholders with the right signatures, so that after an error the user sees

@@ -60,6 +60,9 @@ pub struct Var {
     pub decl: Ctx,
     /// Written after its first assignment (needs `let mut`).
     pub reassigned: bool,
+    /// Written in a block inside the one declaring it (`let v;` then
+    /// `v = ..` in a loop or a branch), so not assigned on every path.
+    pub assigned_in_inner_block: bool,
     /// The user's type annotation, kept for passive variables.
     pub ty: Option<TokenStream>,
     pub span: Span,

@@ -45,7 +45,7 @@ pub(crate) struct Lowerer<'a> {
     user_name: Vec<String>,
     /// Construct block each variable is declared in.
     var_block: Vec<usize>,
-    /// Declaration ordinal of each user-declared variable.
+    /// Declaration key (see `decl_key`) of each user-declared variable.
     var_decl: Vec<Option<usize>>,
     pub(crate) assigned: Vec<Assigned>,
     scopes: Vec<HashMap<String, Binding>>,
@@ -53,7 +53,6 @@ pub(crate) struct Lowerer<'a> {
     promoted: &'a HashSet<usize>,
     /// Declarations found to need promotion in this attempt.
     pub(crate) promote: HashSet<usize>,
-    next_decl: usize,
     pub(crate) ctx: Ctx,
     block: usize,
     next_block: usize,
@@ -89,7 +88,7 @@ pub(crate) fn lower(
     sig: &Signature_,
     promoted: &HashSet<usize>,
     cx: &mut Ctxt,
-) -> (Option<Func>, HashSet<usize>, Names) {
+) -> (Option<Func>, HashSet<usize>, Names, usize) {
     let mut l = Lowerer {
         cx,
         names: Names::new(user_idents(f)),
@@ -102,7 +101,6 @@ pub(crate) fn lower(
         scopes: vec![HashMap::new()],
         promoted,
         promote: HashSet::new(),
-        next_decl: 0,
         ctx: Ctx::default(),
         block: 0,
         next_block: 1,
@@ -146,6 +144,7 @@ pub(crate) fn lower(
     }
     let output = l.function_body(&f.block.stmts);
     let promote = std::mem::take(&mut l.promote);
+    let declared = l.var_decl.iter().flatten().count();
     let names = l.names.clone();
     let func = output.map(|output| Func {
         float: sig.float,
@@ -155,7 +154,7 @@ pub(crate) fn lower(
         output,
         has_return,
     });
-    (func, promote, names)
+    (func, promote, names, declared)
 }
 
 /// Every identifier the user wrote: generated names must differ from all of them.
@@ -215,6 +214,7 @@ impl<'a> Lowerer<'a> {
             owned_vec: false,
             decl: self.ctx,
             reassigned: false,
+            assigned_in_inner_block: false,
             ty: None,
             span,
         });
@@ -236,15 +236,14 @@ impl<'a> Lowerer<'a> {
     /// A new variable for `name`, not yet visible: `let x = if .. { x } ..`
     /// reads the old `x` in its initialiser.
     fn declare_unbound(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
-        let ord = self.next_decl;
-        self.next_decl += 1;
-        let kind = if self.promoted.contains(&ord) {
+        let key = decl_key(name);
+        let kind = if self.promoted.contains(&key) {
             VarKind::Active
         } else {
             kind
         };
         let id = self.new_var(&name.to_string(), kind, span);
-        self.var_decl[id.0] = Some(ord);
+        self.var_decl[id.0] = Some(key);
         id
     }
 
@@ -644,8 +643,8 @@ impl<'a> Lowerer<'a> {
 
     pub(crate) fn promote_var(&mut self, v: VarId) {
         match self.var_decl[v.0] {
-            Some(ord) => {
-                self.promote.insert(ord);
+            Some(key) => {
+                self.promote.insert(key);
             }
             None => self.cx.error_at(
                 self.vars[v.0].span,
@@ -656,15 +655,19 @@ impl<'a> Lowerer<'a> {
 
     /// Classifies a write to `v` here and records it.
     pub(crate) fn write_kind(&mut self, v: VarId) -> Write {
+        // A write inside a loop that the variable's declaration is outside of
+        // may run again: it overwrites, and the variable needs `mut`. A
+        // `return` leaves the loop.
+        let in_inner_loop =
+            self.ctx.loop_depth > self.vars[v.0].decl.loop_depth && Some(v) != self.out;
         let w = match self.assigned[v.0] {
-            Assigned::No => Write::Def,
+            Assigned::No if !in_inner_loop => Write::Def,
             _ => Write::Overwrite,
         };
-        // A write inside a loop that the variable's declaration is outside of
-        // may run again: the variable needs `mut`.
-        if w == Write::Overwrite || self.ctx.loop_depth > self.vars[v.0].decl.loop_depth {
+        if w == Write::Overwrite {
             self.vars[v.0].reassigned = true;
         }
+        self.vars[v.0].assigned_in_inner_block |= self.block != self.var_block[v.0];
         self.assigned[v.0] = Assigned::Yes;
         w
     }
@@ -1058,11 +1061,20 @@ pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
 }
 
 /// The name a pattern binds, if it is a plain name.
-pub(crate) fn pat_ident(p: &syn::Pat) -> Option<syn::Ident> {
+pub(crate) fn pat_ident(p: &syn::Pat) -> Option<&syn::Ident> {
     match p {
-        syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(i.ident.clone()),
+        syn::Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(&i.ident),
         _ => None,
     }
+}
+
+/// Identifies a declaration across lowering attempts by the address of its
+/// name in the function's syntax tree, which every attempt borrows unchanged.
+/// A counter of declarations would not do: a block lowered structurally only
+/// once its target turns active declares more names, shifting the count of
+/// every later one.
+fn decl_key(name: &syn::Ident) -> usize {
+    std::ptr::from_ref(name) as usize
 }
 
 pub(crate) fn strip(e: &syn::Expr) -> &syn::Expr {

@@ -142,6 +142,8 @@ impl Lowerer<'_> {
         self.vars[v.0].owned_vec = a.len.is_none();
         self.vars[v.0].float_elems |= self.is_active(v) || has_float_literal(&a.init.tokens);
         self.vars[v.0].shape = Shape::Array { len: a.len };
+        // Active elements are stored after the definition, into a `mut` array.
+        self.vars[v.0].reassigned |= !a.elements.is_empty();
         self.cur.push(Stmt::ArrayDef(ArrayDef {
             dst: v,
             init: a.init,
@@ -451,7 +453,7 @@ impl Lowerer<'_> {
         let (body, _) = self.construct_block_pub(ctx, |l| {
             let k = match index_pat.map(crate::lower::pat_ident) {
                 Some(Some(id)) => {
-                    let v = l.declare_pub(&id, VarKind::Passive, id.span());
+                    let v = l.declare_pub(id, VarKind::Passive, id.span());
                     l.assigned[v.0] = Assigned::Yes;
                     v
                 }

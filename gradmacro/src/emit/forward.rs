@@ -249,13 +249,22 @@ impl Emitter<'_> {
                 {
                     return quote!();
                 }
+                let var = self.f.var(v);
+                // Assigned only on some paths, yet read by the reverse sweep
+                // or saved before an overwrite: rustc needs a value on the
+                // paths that did not assign it. Those paths never read it, so
+                // rustc may find the value unused.
+                if var.assigned_in_inner_block && (self.a.needed[v.0] || self.a.restored[v.0]) {
+                    let decl = self.default_decl(var);
+                    return quote!(#[allow(unused_assignments)] #decl);
+                }
                 let m = self.let_mut(v);
-                let ident = self.f.var(v).ident.clone();
+                let ident = var.ident.clone();
                 let annot = if self.f.is_active(v) {
                     let ty = &self.ty;
                     quote!(: #ty)
                 } else {
-                    match &self.f.var(v).ty {
+                    match &var.ty {
                         Some(t) => quote!(: #t),
                         None => quote!(),
                     }
@@ -488,6 +497,25 @@ impl Emitter<'_> {
         quote!(#actions #jump)
     }
 
+    /// `let mut v = <a placeholder value>;`
+    fn default_decl(&self, v: &Var) -> TokenStream {
+        let ty = &self.ty;
+        let ident = &v.ident;
+        if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
+            match len {
+                Some(n) => quote!(let mut #ident: [#ty; #n] = [0.0; #n];),
+                None => quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();),
+            }
+        } else if v.kind == VarKind::Active {
+            quote!(let mut #ident: #ty = 0.0;)
+        } else {
+            match &v.ty {
+                Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
+                None => quote!(let mut #ident = ::core::default::Default::default();),
+            }
+        }
+    }
+
     /// Declarations that must precede the forward sweep: hoisted variables and
     /// every record kept outside a plain `let`.
     pub(super) fn hoisted_decls(&mut self) -> TokenStream {
@@ -497,26 +525,7 @@ impl Emitter<'_> {
             if !self.a.hoisted[i] || !self.live(VarId(i)) {
                 continue;
             }
-            let ident = &v.ident;
-            out.extend(
-                if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
-                    match len {
-                        Some(n) => quote!(let mut #ident: [#ty; #n] = [0.0; #n];),
-                        None => {
-                            quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();)
-                        }
-                    }
-                } else if v.kind == VarKind::Active {
-                    quote!(let mut #ident: #ty = 0.0;)
-                } else {
-                    match &v.ty {
-                        Some(t) => {
-                            quote!(let mut #ident: #t = ::core::default::Default::default();)
-                        }
-                        None => quote!(let mut #ident = ::core::default::Default::default();),
-                    }
-                },
-            );
+            out.extend(self.default_decl(v));
         }
         let mut slots: Vec<(String, TokenStream)> = Vec::new();
         for s in self.rec.branch.values() {
