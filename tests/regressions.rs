@@ -865,6 +865,63 @@ fn f(mut y: f64) -> f64 {
     y
 }",
     ),
+    (
+        "901 (and 2333, 2890, 3060): a literal receiver `f64::min(0.25, d)` in a loop, \
+         recomputed by the reverse sweep as `0.25.min(d)` (E0689)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let d = x * 2.0;
+    let mut acc = 0.0;
+    let mut w = 0;
+    while w < 3 {
+        w += 1;
+        acc += x * f64::min(0.25, d).tanh();
+    }
+    acc
+}",
+    ),
+    (
+        "2745: `let mut took: f64 = 2.91;` in a loop, recomputed by the reverse sweep \
+         without its type (E0689)",
+        "#[differentiate]
+fn f(mut x: f64, y: f64) -> f64 {
+    for _ in 0..2 {
+        let mut took: f64 = 2.91;
+        x = x + took.asinh();
+        took *= took.min(y).sin();
+        x += y * took;
+    }
+    x
+}",
+    ),
+    (
+        "3226: `let d: f64 = if <condition on an input> { 1.5 } else { 0.1 };` lost its \
+         type (E0689)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let e = if x > 0.7 {
+        let d: f64 = if x < 1.5 { 1.5 } else { 0.1 };
+        d.powi(2) * x
+    } else {
+        x.cbrt()
+    };
+    e
+}",
+    ),
+    (
+        "`let b;` assigned on one path of an `if` and read there: the reverse sweep's read \
+         in the mirrored branch is possibly-uninitialized to rustc (E0381)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let b;
+    let mut y = x;
+    if x > 1.0 {
+        b = x * 2.0;
+        y = y * b;
+    }
+    y
+}",
+    ),
 ];
 
 #[test]

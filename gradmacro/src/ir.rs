@@ -60,9 +60,9 @@ pub struct Var {
     pub decl: Ctx,
     /// Written after its first assignment (needs `let mut`).
     pub reassigned: bool,
-    /// Written in a block inside the one declaring it (`let v;` then
-    /// `v = ..` in a loop or a branch), so not assigned on every path.
-    pub assigned_in_inner_block: bool,
+    /// Declared without a value and assigned in a loop or on one path of an
+    /// `if` only: rustc cannot tell that it holds a value afterwards.
+    pub maybe_unassigned: bool,
     /// The user's type annotation, kept for passive variables.
     pub ty: Option<TokenStream>,
     pub span: Span,

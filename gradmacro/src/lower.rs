@@ -214,7 +214,7 @@ impl<'a> Lowerer<'a> {
             owned_vec: false,
             decl: self.ctx,
             reassigned: false,
-            assigned_in_inner_block: false,
+            maybe_unassigned: false,
             ty: None,
             span,
         });
@@ -403,11 +403,22 @@ impl<'a> Lowerer<'a> {
         for (i, a) in after.iter().enumerate().take(self.assigned.len()) {
             if self.assigned[i] == Assigned::No && *a != Assigned::No {
                 self.assigned[i] = Assigned::Maybe;
+                self.vars[i].maybe_unassigned = true;
             }
         }
         self.assigned
             .extend_from_slice(&after[self.assigned.len()..]);
         self.diverged = false;
+    }
+
+    /// Marks the variables that an `if` assigned on one path only.
+    fn note_maybe_assigned(&mut self, then: &[Assigned], els: &[Assigned]) {
+        for (i, a) in self.assigned.iter().enumerate() {
+            let differs = then.get(i) != els.get(i);
+            if *a == Assigned::Maybe && differs {
+                self.vars[i].maybe_unassigned = true;
+            }
+        }
     }
 
     pub(crate) fn stmt_public(&mut self, s: &syn::Stmt) {
@@ -494,6 +505,7 @@ impl<'a> Lowerer<'a> {
             && rename::mentions_active(e, self)
         {
             let v = self.declare_unbound(name, VarKind::Passive, name.span());
+            self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
             self.cur.push(Stmt::Declare(v));
             self.assign_expr(v, e);
             self.bind(name, v);
@@ -667,7 +679,6 @@ impl<'a> Lowerer<'a> {
         if w == Write::Overwrite {
             self.vars[v.0].reassigned = true;
         }
-        self.vars[v.0].assigned_in_inner_block |= self.block != self.var_block[v.0];
         self.assigned[v.0] = Assigned::Yes;
         w
     }
@@ -854,6 +865,7 @@ impl<'a> Lowerer<'a> {
         };
         let after_else = std::mem::take(&mut self.assigned);
         self.assigned = join(&after_then, then_div, &after_else, els_div);
+        self.note_maybe_assigned(&after_then, &after_else);
         self.diverged |= then_div && els_div;
         if let Some(cond) = cond {
             self.cur.push(Stmt::If(If {

@@ -73,21 +73,7 @@ impl Emitter<'_> {
                     return quote!();
                 }
                 let save = self.save(st.dst, st as *const Step as WriteKey, st.ctx, st.write);
-                let wrap = |i: usize| i == 0 || st.args.len() == 2;
-                let args: Vec<TokenStream> = st
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| {
-                        if i == 0 && st.prim.method().is_some() {
-                            // `f64::max(3.0, y)` becomes `3.0f64.max(y)`: a bare
-                            // literal receiver would be an ambiguous float.
-                            self.partial_operand(a)
-                        } else {
-                            self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i))
-                        }
-                    })
-                    .collect();
+                let args = self.step_args(st);
                 let value = st.prim.eval(&args, st.span);
                 let dst = self.f.var(st.dst).ident.clone();
                 let own_let = self.own_let(st.dst, st.write, st.ctx);
@@ -254,7 +240,7 @@ impl Emitter<'_> {
                 // or saved before an overwrite: rustc needs a value on the
                 // paths that did not assign it. Those paths never read it, so
                 // rustc may find the value unused.
-                if var.assigned_in_inner_block && (self.a.needed[v.0] || self.a.restored[v.0]) {
+                if var.maybe_unassigned && (self.a.needed[v.0] || self.a.restored[v.0]) {
                     let decl = self.default_decl(var);
                     return quote!(#[allow(unused_assignments)] #decl);
                 }

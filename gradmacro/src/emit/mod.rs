@@ -170,6 +170,24 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The operands of a step, ready for its rule's `eval`.
+    pub fn step_args(&mut self, st: &Step) -> Vec<TokenStream> {
+        let wrap = |i: usize| i == 0 || st.args.len() == 2;
+        st.args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if i == 0 && st.prim.method().is_some() {
+                    // `f64::max(3.0, y)` becomes `3.0f64.max(y)`: a bare
+                    // literal receiver would be an ambiguous float.
+                    self.partial_operand(a)
+                } else {
+                    self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i))
+                }
+            })
+            .collect()
+    }
+
     /// An operand inside a partial derivative: literals get the float type,
     /// since `3.0.ln()` is ambiguous to rustc.
     pub fn partial_operand(&mut self, a: &Operand) -> TokenStream {

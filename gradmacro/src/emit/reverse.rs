@@ -77,14 +77,15 @@ impl Emitter<'_> {
         for s in &b.stmts {
             if let Stmt::Step(st) = s {
                 if self.a.recomputed[st.dst.0] {
-                    let args: Vec<TokenStream> = st
-                        .args
-                        .iter()
-                        .map(|a| self.operand(a, st.prim != crate::rules::Prim::Copy))
-                        .collect();
+                    let args = self.step_args(st);
                     let value = st.prim.eval(&args, st.span);
                     let dst = self.var(st.dst);
-                    decls.push(quote!(let #dst = #value;));
+                    // A copied literal (`let took: f64 = 2.91;`) needs its type.
+                    let annot = (st.prim == crate::rules::Prim::Copy).then(|| {
+                        let ty = &self.ty;
+                        quote!(: #ty)
+                    });
+                    decls.push(quote!(let #dst #annot = #value;));
                 }
             }
         }
