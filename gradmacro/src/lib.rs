@@ -47,6 +47,7 @@ mod ir;
 mod lower;
 mod lower_array;
 mod lower_expr;
+mod lower_iter;
 mod names;
 mod rename;
 mod rules;

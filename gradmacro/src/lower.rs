@@ -20,6 +20,29 @@ pub(crate) enum Assigned {
     Yes,
 }
 
+/// A `for` loop, written by the user or desugared from an iterator
+/// reduction (`xs.iter().map(|x| ..).sum()`).
+pub(crate) struct ForLoop<'a> {
+    pub label: Option<&'a syn::Label>,
+    pub pat: &'a syn::Pat,
+    pub iter: &'a syn::Expr,
+    pub span: Span,
+    pub body: LoopBody<'a>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum LoopBody<'a> {
+    Stmts(&'a [syn::Stmt]),
+    /// `acc = value` (`fold`, reading `acc` under the closure's name for it)
+    /// or `acc = acc <prim> value` (`sum`, `product`) each iteration.
+    Fold {
+        acc: VarId,
+        acc_name: Option<&'a syn::Ident>,
+        prim: Option<Prim>,
+        value: &'a syn::Expr,
+    },
+}
+
 /// The result of lowering an expression.
 pub(crate) enum Val {
     /// An active variable.
@@ -380,8 +403,14 @@ impl<'a> Lowerer<'a> {
         self.declare(name, kind, span)
     }
 
-    pub(crate) fn stmts_pub(&mut self, stmts: &[syn::Stmt]) {
-        self.stmts(stmts, None)
+    pub(crate) fn push_var_pub(
+        &mut self,
+        ident: Ident,
+        name: &str,
+        kind: VarKind,
+        span: Span,
+    ) -> VarId {
+        self.push_var(ident, name, kind, span)
     }
 
     pub(crate) fn construct_block_pub(
@@ -881,7 +910,7 @@ impl<'a> Lowerer<'a> {
     fn loop_body(
         &mut self,
         label: Option<&syn::Label>,
-        body: &syn::Block,
+        body: LoopBody<'_>,
         binding: Option<&syn::Pat>,
     ) -> (Block, Option<VarId>) {
         if let Some(label) = label {
@@ -898,10 +927,37 @@ impl<'a> Lowerer<'a> {
             if let Some(pat) = binding {
                 bound = l.loop_binding(pat);
             }
-            l.stmts(&body.stmts, None)
+            l.loop_body_stmts(body)
         });
         self.leave_loop(before);
         (block, bound)
+    }
+
+    /// Lowers a loop's body into the current (loop) block.
+    pub(crate) fn loop_body_stmts(&mut self, body: LoopBody<'_>) {
+        match body {
+            LoopBody::Stmts(stmts) => self.stmts(stmts, None),
+            LoopBody::Fold {
+                acc,
+                acc_name,
+                prim,
+                value,
+            } => {
+                if let Some(name) = acc_name {
+                    self.bind(name, acc);
+                }
+                let val = self.expr(value);
+                let val = match prim {
+                    Some(prim) => {
+                        let operand = self.operand(val);
+                        let args = vec![Operand::Var(acc), operand];
+                        Val::Pending(prim, args, syn::spanned::Spanned::span(value))
+                    }
+                    None => val,
+                };
+                self.write(acc, val, value);
+            }
+        }
     }
 
     fn loop_binding(&mut self, pat: &syn::Pat) -> Option<VarId> {
@@ -920,20 +976,30 @@ impl<'a> Lowerer<'a> {
     }
 
     fn for_(&mut self, f: &syn::ExprForLoop) {
-        if self.array_loop(f) {
+        self.for_loop(ForLoop {
+            label: f.label.as_ref(),
+            pat: &f.pat,
+            iter: &f.expr,
+            span: syn::spanned::Spanned::span(f),
+            body: LoopBody::Stmts(&f.body.stmts),
+        });
+    }
+
+    pub(crate) fn for_loop(&mut self, f: ForLoop<'_>) {
+        if self.array_loop(&f) {
             return;
         }
-        let iter = if rename::mentions_active(&f.expr, self) {
-            self.cx.error(&f.expr, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`); the range cannot depend on a differentiated value");
+        let iter = if rename::mentions_active(f.iter, self) {
+            self.cx.error(f.iter, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`); the range cannot depend on a differentiated value");
             None
         } else {
-            self.passive(&f.expr)
+            self.passive(f.iter)
         };
         let site = self.next_site();
-        let (body, binding) = self.loop_body(f.label.as_ref(), &f.body, Some(&f.pat));
+        let (body, binding) = self.loop_body(f.label, f.body, Some(f.pat));
         if let Some(iter) = iter {
             let replay = match binding {
-                Some(v) if !self.vars[v.0].reassigned => replay_of(&f.expr),
+                Some(v) if !self.vars[v.0].reassigned => replay_of(f.iter),
                 _ => None,
             };
             let reversed = match binding {
@@ -964,7 +1030,7 @@ impl<'a> Lowerer<'a> {
     fn while_(&mut self, w: &syn::ExprWhile) {
         let site = self.next_site();
         let cond = self.cond(&w.cond);
-        let (body, _) = self.loop_body(w.label.as_ref(), &w.body, None);
+        let (body, _) = self.loop_body(w.label.as_ref(), LoopBody::Stmts(&w.body.stmts), None);
         if let Some(cond) = cond {
             self.cur.push(Stmt::Loop(Loop {
                 site,
@@ -977,7 +1043,7 @@ impl<'a> Lowerer<'a> {
 
     fn loop_(&mut self, l: &syn::ExprLoop) {
         let site = self.next_site();
-        let (body, _) = self.loop_body(l.label.as_ref(), &l.body, None);
+        let (body, _) = self.loop_body(l.label.as_ref(), LoopBody::Stmts(&l.body.stmts), None);
         self.cur.push(Stmt::Loop(Loop {
             site,
             kind: LoopKind::Infinite,

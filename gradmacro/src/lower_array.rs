@@ -3,7 +3,7 @@
 //! loops whose bindings read the element in place).
 
 use crate::ir::*;
-use crate::lower::{Assigned, Lowerer, Val};
+use crate::lower::{Assigned, ForLoop, Lowerer, Val};
 use crate::rename::{self, Alias, Resolve};
 use crate::rules::Reduction;
 use proc_macro2::TokenStream;
@@ -353,8 +353,8 @@ impl Lowerer<'_> {
     /// `for pat in x.iter()`, `x.iter().enumerate()`, `x.iter().zip(y.iter())`,
     /// `&x`, `x`, with an optional `.rev()` at the end: an index loop whose
     /// bindings read the elements in place. Returns false if `f` is not one.
-    pub(crate) fn array_loop(&mut self, f: &syn::ExprForLoop) -> bool {
-        let mut e = &*f.expr;
+    pub(crate) fn array_loop(&mut self, f: &ForLoop<'_>) -> bool {
+        let mut e = f.iter;
         let mut rev = false;
         if let Expr::MethodCall(m) = e {
             if m.method == "rev" && m.args.is_empty() {
@@ -389,7 +389,7 @@ impl Lowerer<'_> {
         }
         // Element patterns, after the optional index of `enumerate`.
         let (index_pat, elem_pats): (Option<&syn::Pat>, Vec<&syn::Pat>) = {
-            match (&*f.pat, enumerate, sources.len()) {
+            match (f.pat, enumerate, sources.len()) {
                 (p, false, 1) => (None, vec![p]),
                 (syn::Pat::Tuple(t), false, 2) if t.elems.len() == 2 => {
                     (None, t.elems.iter().collect())
@@ -402,18 +402,18 @@ impl Lowerer<'_> {
                             (Some(&t.elems[0]), u.elems.iter().collect())
                         }
                         _ => {
-                            self.cx.error(&f.pat, "this loop pattern is not supported: use `(i, x)` for `enumerate` and `(a, b)` for `zip`");
+                            self.cx.error(f.pat, "this loop pattern is not supported: use `(i, x)` for `enumerate` and `(a, b)` for `zip`");
                             return true;
                         }
                     }
                 }
                 _ => {
-                    self.cx.error(&f.pat, "this loop pattern is not supported: use `x` for `iter`, `(i, x)` for `enumerate` and `(a, b)` for `zip`");
+                    self.cx.error(f.pat, "this loop pattern is not supported: use `x` for `iter`, `(i, x)` for `enumerate` and `(a, b)` for `zip`");
                     return true;
                 }
             }
         };
-        if let Some(label) = &f.label {
+        if let Some(label) = f.label {
             self.cx
                 .error(label, "labelled loops are not supported: use a `bool` flag");
         }
@@ -458,7 +458,7 @@ impl Lowerer<'_> {
                     v
                 }
                 _ => {
-                    let v = l.new_var("k", VarKind::Passive, f.span());
+                    let v = l.new_var("k", VarKind::Passive, f.span);
                     l.assigned[v.0] = Assigned::Yes;
                     v
                 }
@@ -504,7 +504,7 @@ impl Lowerer<'_> {
                 };
                 l.bind_alias(&name, alias);
             }
-            l.stmts_pub(&f.body.stmts);
+            l.loop_body_stmts(f.body);
         });
         self.leave_loop(before);
         self.cur.push(Stmt::Loop(Loop {

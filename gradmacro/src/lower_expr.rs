@@ -191,8 +191,25 @@ impl Lowerer<'_> {
         if let Some(val) = self.reduction(m) {
             return val;
         }
+        if let Some(val) = self.iter_reduction(m, e) {
+            return val;
+        }
         if PASSIVE_METHODS.contains(&name.as_str()) {
             return self.passive_val(e);
+        }
+        if ITERATOR_METHODS.contains(&name.as_str()) {
+            let culprit = unsupported_adaptor(m);
+            self.cx.error(
+                culprit,
+                format!(
+                    "`.{culprit}` on an iterator is not supported here; supported are \
+                     `.map(|x| ..).sum()`, `.map(|x| ..).product()` and \
+                     `.fold(init, |acc, x| ..)` with a closure, over `v.iter()` (with \
+                     `.zip`, `.enumerate`) or a range, and `v.iter().sum()`; otherwise \
+                     write a `for` loop"
+                ),
+            );
+            return self.passive_val_silent();
         }
         if m.turbofish.is_some() {
             return self.unsupported(
@@ -406,7 +423,7 @@ impl Lowerer<'_> {
         Val::Pending(prim, ops, span)
     }
 
-    fn passive_val_silent(&mut self) -> Val {
+    pub(crate) fn passive_val_silent(&mut self) -> Val {
         Val::Const(Passive {
             tokens: quote::quote!(0.0),
             primary: true,
@@ -421,4 +438,70 @@ fn supported_methods() -> String {
         .filter_map(|p| p.method())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Iterator methods: named in their own error, since the list of float
+/// methods would not help.
+const ITERATOR_METHODS: &[&str] = &[
+    "map",
+    "fold",
+    "sum",
+    "product",
+    "filter",
+    "filter_map",
+    "flat_map",
+    "for_each",
+    "reduce",
+    "scan",
+    "any",
+    "all",
+    "count",
+    "max_by",
+    "min_by",
+    "max_by_key",
+    "min_by_key",
+    "take",
+    "skip",
+    "step_by",
+    "chain",
+    "rev",
+    "zip",
+    "enumerate",
+    "collect",
+    "last",
+    "nth",
+    "windows",
+    "chunks",
+    "iter",
+    "into_iter",
+    "copied",
+    "cloned",
+    "try_fold",
+];
+
+/// The iterator method in `m`'s receiver chain that keeps it from being a
+/// supported reduction (`filter` in `x.iter().filter(..).sum()`), else `m`'s.
+fn unsupported_adaptor(m: &syn::ExprMethodCall) -> &syn::Ident {
+    const LOOP_FORMS: &[&str] = &[
+        "iter",
+        "into_iter",
+        "copied",
+        "cloned",
+        "zip",
+        "enumerate",
+        "rev",
+        "map",
+        "sum",
+        "product",
+        "fold",
+    ];
+    let mut culprit = &m.method;
+    let mut e = &*m.receiver;
+    while let Expr::MethodCall(inner) = crate::lower::strip(e) {
+        if !LOOP_FORMS.contains(&inner.method.to_string().as_str()) {
+            culprit = &inner.method;
+        }
+        e = &inner.receiver;
+    }
+    culprit
 }

@@ -1,0 +1,161 @@
+//! Iterator reductions with a closure, lowered as the `for` loop they stand
+//! for: `xs.iter().map(|x| e).sum()` is `let mut s = 0.0; for x in xs.iter()
+//! { s += e; }`, `.product()` the same with `*=`, and
+//! `.fold(init, |acc, x| e)` is `let mut acc = init; for x in .. { acc = e; }`.
+//! The loop then goes through the same lowering as one the user wrote, so
+//! arrays are read in place and ranges replayed backwards.
+
+use crate::ir::*;
+use crate::lower::{strip, ForLoop, LoopBody, Lowerer, Val};
+use crate::rules::Prim;
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::Expr;
+
+/// What an iterator reduction starts from and how it combines.
+enum Start<'a> {
+    /// `sum` (from -0, with `+`) or `product` (from 1, with `*`).
+    Reduce(Prim),
+    /// `fold(init, |acc, x| value)`.
+    Fold(&'a Expr),
+}
+
+impl Lowerer<'_> {
+    /// Lowers `iter.map(|x| e).sum()`, `.product()` or `iter.fold(init, |a, x| e)`;
+    /// `None` if `m` is none of them.
+    pub(crate) fn iter_reduction(&mut self, m: &syn::ExprMethodCall, whole: &Expr) -> Option<Val> {
+        let (iter, closure, start) = match (m.method.to_string().as_str(), m.args.len()) {
+            (method @ ("sum" | "product"), 0) => {
+                let Expr::MethodCall(map) = strip(&m.receiver) else {
+                    return None;
+                };
+                let Expr::Closure(c) = map.args.first().map(strip)? else {
+                    return None;
+                };
+                if map.method != "map" || map.args.len() != 1 {
+                    return None;
+                }
+                let start = if method == "sum" {
+                    Start::Reduce(Prim::Add)
+                } else {
+                    Start::Reduce(Prim::Mul)
+                };
+                (strip(&map.receiver), c, start)
+            }
+            ("fold", 2) => {
+                let Expr::Closure(c) = strip(&m.args[1]) else {
+                    return None;
+                };
+                (strip(&m.receiver), c, Start::Fold(&m.args[0]))
+            }
+            _ => return None,
+        };
+        if !self.closure_supported(closure, &start) {
+            return Some(self.passive_val_silent());
+        }
+        let span = whole.span();
+        let acc = self.fresh_var("acc", VarKind::Active, span);
+        let init = match start {
+            Start::Reduce(prim) => {
+                // `Sum for f64` starts from -0.0 (the empty sum is -0.0, and
+                // -0.0 + x is x for every x, +0.0 included).
+                let (tokens, primary) = if prim == Prim::Add {
+                    (quote!(-0.0), false)
+                } else {
+                    (quote!(1.0), true)
+                };
+                Val::Const(Passive {
+                    tokens,
+                    primary,
+                    reads: Vec::new(),
+                })
+            }
+            Start::Fold(init) => self.expr(init),
+        };
+        self.write(acc, init, whole);
+        let inputs: Vec<&syn::Pat> = closure.inputs.iter().map(untyped).collect();
+        let body = match start {
+            Start::Reduce(prim) => LoopBody::Fold {
+                acc,
+                acc_name: None,
+                prim: Some(prim),
+                value: &closure.body,
+            },
+            Start::Fold(_) => LoopBody::Fold {
+                acc,
+                acc_name: crate::lower::pat_ident(inputs[0]),
+                prim: None,
+                value: &closure.body,
+            },
+        };
+        self.for_loop(ForLoop {
+            label: None,
+            pat: inputs[inputs.len() - 1],
+            iter,
+            span,
+            body,
+        });
+        Some(Val::Var(acc))
+    }
+
+    /// Reports what the loop form could not express.
+    fn closure_supported(&mut self, c: &syn::ExprClosure, start: &Start<'_>) -> bool {
+        let (want, msg) = match start {
+            Start::Reduce(..) => (1, "the closure of `.map(..)` takes one argument (a tuple `|(a, b)|` after `zip` or `enumerate`)"),
+            Start::Fold(_) => (2, "the closure of `.fold(..)` takes two arguments: `|acc, x|`"),
+        };
+        if c.inputs.len() != want {
+            self.cx.error(&c.inputs, msg);
+            return false;
+        }
+        if let Some(a) = &c.asyncness {
+            self.cx.error(a, "async closures are not supported");
+            return false;
+        }
+        if let Start::Fold(_) = start {
+            if crate::lower::pat_ident(untyped(&c.inputs[0])).is_none() {
+                self.cx.error(
+                    &c.inputs[0],
+                    "bind the accumulator of `fold` to a plain name (`|acc, x| ..`)",
+                );
+                return false;
+            }
+        }
+        let mut finder = ReturnFinder(None);
+        finder.visit_expr(&c.body);
+        if let Some(span) = finder.0 {
+            self.cx.error_at(
+                span,
+                "`return` inside a closure is not supported: write the reduction as a `for` loop",
+            );
+            return false;
+        }
+        true
+    }
+
+    /// A variable named by the macro, never colliding with the user's names.
+    fn fresh_var(&mut self, base: &str, kind: VarKind, span: proc_macro2::Span) -> VarId {
+        let ident = self.names.fresh(base);
+        self.push_var_pub(ident, base, kind, span)
+    }
+}
+
+/// `x: &f64` as a closure parameter is the pattern `x`.
+fn untyped(p: &syn::Pat) -> &syn::Pat {
+    match p {
+        syn::Pat::Type(t) => &t.pat,
+        _ => p,
+    }
+}
+
+/// The first `return` in a closure body, outside nested closures and items.
+struct ReturnFinder(Option<proc_macro2::Span>);
+
+impl<'ast> Visit<'ast> for ReturnFinder {
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        self.0.get_or_insert(r.return_token.span);
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
