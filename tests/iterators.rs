@@ -1,5 +1,5 @@
-//! Iterator reductions with closures: `.map(|x| ..).sum()`, `.product()` and
-//! `.fold(init, |acc, x| ..)` over arrays (with `zip`, `enumerate`, `rev`)
+//! Iterator reductions with closures: `.map(|x| ..).sum()`, `.product()`,
+//! `.fold(init, |acc, x| ..)` and `.map(|x| ..).collect()` over arrays (with `zip`, `enumerate`, `rev`)
 //! and ranges. Each gradient is checked against its derivative worked out by
 //! hand, against centered finite differences, for a value bit-identical to
 //! the function's and for `f_adjoint == d_out * gradient`.
@@ -225,6 +225,35 @@ fn f32_map_sum() {
     let z: f32 = x.iter().map(|v| v.exp()).sum();
     for i in 0..3 {
         assert_relative_eq!(g[i], x[i].exp() / z, max_relative = 1e-6);
+    }
+}
+
+/// Softmax cross-entropy with the maximum from `fold` and the buffers from
+/// `collect`: d/dz_i = softmax(z)_i - [i = label]
+#[differentiate(wrt(z))]
+fn softmax_xent(z: &[f64], label: usize) -> f64 {
+    let m = z.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let exps: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
+    let total: f64 = exps.iter().sum();
+    let probs = exps.iter().map(|e| e / total).collect::<Vec<f64>>();
+    -probs[label].ln()
+}
+
+#[test]
+fn map_collect_into_a_vec() {
+    for (z, label) in [
+        ([0.3, -1.2, 0.8], 1),
+        ([2.0, 0.1, -0.5], 0),
+        ([-0.4, 0.9, 3.1], 2),
+    ] {
+        let (v, g) = softmax_xent_grad(&z, label);
+        assert_eq!(v.to_bits(), softmax_xent(&z, label).to_bits());
+        let t: f64 = z.iter().map(|v| v.exp()).sum();
+        let want: Vec<f64> = (0..3)
+            .map(|i| z[i].exp() / t - if i == label { 1.0 } else { 0.0 })
+            .collect();
+        assert_all_close(&g, &want);
+        check_gradient(|p: &[f64]| softmax_xent(p, label), &z, &g).assert_within(1e-6);
     }
 }
 

@@ -41,6 +41,11 @@ pub(crate) enum LoopBody<'a> {
         prim: Option<Prim>,
         value: &'a syn::Expr,
     },
+    /// `arr.push(value)` each iteration (`.map(..).collect()`).
+    Push {
+        arr: VarId,
+        value: &'a syn::Expr,
+    },
 }
 
 /// The result of lowering an expression.
@@ -518,6 +523,9 @@ impl<'a> Lowerer<'a> {
             return;
         }
         let e = &*init.expr;
+        if self.collected(name, ty, e) {
+            return;
+        }
         if let Some(a) = self.array_init(e) {
             let kind = if a.elements.is_empty() {
                 VarKind::Passive
@@ -956,6 +964,12 @@ impl<'a> Lowerer<'a> {
                     None => val,
                 };
                 self.write(acc, val, value);
+            }
+            LoopBody::Push { arr, value } => {
+                let val = self.expr(value);
+                let value = self.operand(val);
+                self.vars[arr.0].reassigned = true;
+                self.cur.push(Stmt::Push(Push { arr, value }));
             }
         }
     }

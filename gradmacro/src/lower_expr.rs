@@ -203,10 +203,10 @@ impl Lowerer<'_> {
                 culprit,
                 format!(
                     "`.{culprit}` on an iterator is not supported here; supported are \
-                     `.map(|x| ..).sum()`, `.map(|x| ..).product()` and \
-                     `.fold(init, |acc, x| ..)` with a closure, over `v.iter()` (with \
-                     `.zip`, `.enumerate`) or a range, and `v.iter().sum()`; otherwise \
-                     write a `for` loop"
+                     `.map(|x| ..).sum()`, `.map(|x| ..).product()`, \
+                     `.fold(init, |acc, x| ..)` and `let v: Vec<f64> = .. .map(|x| ..).collect();` \
+                     over `v.iter()` (with `.zip`, `.enumerate`, `.rev`) or a range, and \
+                     `v.iter().sum()`; otherwise write a `for` loop"
                 ),
             );
             return self.passive_val_silent();
@@ -494,6 +494,7 @@ fn unsupported_adaptor(m: &syn::ExprMethodCall) -> &syn::Ident {
         "sum",
         "product",
         "fold",
+        "collect",
     ];
     let mut culprit = &m.method;
     let mut e = &*m.receiver;

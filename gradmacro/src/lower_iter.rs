@@ -1,7 +1,9 @@
 //! Iterator reductions with a closure, lowered as the `for` loop they stand
-//! for: `xs.iter().map(|x| e).sum()` is `let mut s = 0.0; for x in xs.iter()
-//! { s += e; }`, `.product()` the same with `*=`, and
-//! `.fold(init, |acc, x| e)` is `let mut acc = init; for x in .. { acc = e; }`.
+//! for: `xs.iter().map(|x| e).sum()` is `let mut s = -0.0; for x in xs.iter()
+//! { s += e; }`, `.product()` the same with `*=`,
+//! `.fold(init, |acc, x| e)` is `let mut acc = init; for x in .. { acc = e; }`
+//! and `let v: Vec<f64> = xs.iter().map(|x| e).collect();` is
+//! `let mut v = Vec::new(); for x in .. { v.push(e); }`.
 //! The loop then goes through the same lowering as one the user wrote, so
 //! arrays are read in place and ranges replayed backwards.
 
@@ -27,21 +29,13 @@ impl Lowerer<'_> {
     pub(crate) fn iter_reduction(&mut self, m: &syn::ExprMethodCall, whole: &Expr) -> Option<Val> {
         let (iter, closure, start) = match (m.method.to_string().as_str(), m.args.len()) {
             (method @ ("sum" | "product"), 0) => {
-                let Expr::MethodCall(map) = strip(&m.receiver) else {
-                    return None;
-                };
-                let Expr::Closure(c) = map.args.first().map(strip)? else {
-                    return None;
-                };
-                if map.method != "map" || map.args.len() != 1 {
-                    return None;
-                }
+                let (iter, c) = mapped(&m.receiver)?;
                 let start = if method == "sum" {
                     Start::Reduce(Prim::Add)
                 } else {
                     Start::Reduce(Prim::Mul)
                 };
-                (strip(&map.receiver), c, start)
+                (iter, c, start)
             }
             ("fold", 2) => {
                 let Expr::Closure(c) = strip(&m.args[1]) else {
@@ -99,6 +93,54 @@ impl Lowerer<'_> {
         Some(Val::Var(acc))
     }
 
+    /// `let name = iter.map(|x| e).collect();` with a differentiated `e`:
+    /// returns false if `e` is not that.
+    pub(crate) fn collected(
+        &mut self,
+        name: &syn::Ident,
+        ty: Option<&syn::Type>,
+        e: &Expr,
+    ) -> bool {
+        let Expr::MethodCall(m) = strip(e) else {
+            return false;
+        };
+        if m.method != "collect" || !m.args.is_empty() || !crate::rename::mentions_active(e, self) {
+            return false;
+        }
+        let Some((iter, closure)) = mapped(&m.receiver) else {
+            return false;
+        };
+        if !self.closure_supported(closure, &Start::Reduce(Prim::Add)) {
+            return true;
+        }
+        let v = self.declare_pub(name, VarKind::Active, name.span());
+        self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
+        self.array_def(
+            v,
+            crate::lower_array::ArrayInit {
+                init: Passive {
+                    tokens: quote!(::std::vec::Vec::new()),
+                    primary: true,
+                    reads: Vec::new(),
+                },
+                len: None,
+                elements: Vec::new(),
+            },
+        );
+        let inputs: Vec<&syn::Pat> = closure.inputs.iter().map(untyped).collect();
+        self.for_loop(ForLoop {
+            label: None,
+            pat: inputs[0],
+            iter,
+            span: e.span(),
+            body: LoopBody::Push {
+                arr: v,
+                value: &closure.body,
+            },
+        });
+        true
+    }
+
     /// Reports what the loop form could not express.
     fn closure_supported(&mut self, c: &syn::ExprClosure, start: &Start<'_>) -> bool {
         let (want, msg) = match start {
@@ -139,6 +181,20 @@ impl Lowerer<'_> {
         let ident = self.names.fresh(base);
         self.push_var_pub(ident, base, kind, span)
     }
+}
+
+/// `iter.map(|x| ..)`: the iterator (parentheses dropped) and the closure.
+fn mapped(e: &Expr) -> Option<(&Expr, &syn::ExprClosure)> {
+    let Expr::MethodCall(map) = strip(e) else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = strip(&map.args[0]) else {
+        return None;
+    };
+    Some((strip(&map.receiver), c))
 }
 
 /// `x: &f64` as a closure parameter is the pattern `x`.
