@@ -257,6 +257,46 @@ fn map_collect_into_a_vec() {
     }
 }
 
+/// Closures evaluated on values only: in a `while` condition, over data
+/// excluded by `wrt`, in `count`/`any`. The loop scales y by 1.5 k times,
+/// k fixed near the point, so out = 1.5^k y S + n x_0 (S = Σ data², n the
+/// count of positive x): d/dy = 1.5^k S, d/dx_0 = n, the rest 0.
+#[differentiate(wrt(x, y))]
+fn on_values(x: &[f64], y: f64, data: &[f64]) -> f64 {
+    let mut y = y;
+    let mut k = 0;
+    while x.iter().map(|v| v * y).sum::<f64>() < 10.0 && k < 20 {
+        y *= 1.5;
+        k += 1;
+    }
+    let scale: f64 = data.iter().map(|d| d * d).sum();
+    let n = x.iter().filter(|v| **v > 0.0).count() as f64;
+    if x.iter().any(|v| v.is_nan()) {
+        return 0.0;
+    }
+    y * scale + n * x[0]
+}
+
+#[test]
+fn closures_evaluated_on_values() {
+    let data = [0.5, 1.5, -2.0];
+    let s: f64 = data.iter().map(|d| d * d).sum();
+    for (x, y) in [([0.7, 1.3, -0.4], 0.45), ([2.0, -0.5, 0.25], 1.1)] {
+        let (v, (gx, gy)) = on_values_grad(&x, y, &data);
+        assert_eq!(v.to_bits(), on_values(&x, y, &data).to_bits());
+        let sum_x: f64 = x.iter().sum();
+        let mut k = 0;
+        let mut yk = y;
+        while sum_x * yk < 10.0 && k < 20 {
+            yk *= 1.5;
+            k += 1;
+        }
+        let n = x.iter().filter(|v| **v > 0.0).count() as f64;
+        assert_all_close(&gx, &[n, 0.0, 0.0]);
+        assert_relative_eq!(gy, 1.5f64.powi(k) * s, max_relative = 1e-12);
+    }
+}
+
 /// `f_adjoint_acc` adds into caller buffers across calls.
 #[test]
 fn accumulation_across_calls() {

@@ -26,6 +26,11 @@ const PASSIVE_METHODS: &[&str] = &[
     "total_cmp",
     "len",
     "is_empty",
+    // Iterator methods with integer or `bool` results, evaluated on values.
+    "count",
+    "any",
+    "all",
+    "position",
 ];
 
 impl Lowerer<'_> {
@@ -179,8 +184,24 @@ impl Lowerer<'_> {
             Float::F32 => "f32",
         };
         match target.as_deref() {
-            Some(t) if t == own => self.expr(&c.expr),
-            Some("f64" | "f32") => self.unsupported(e, format!("casting a differentiated value to another float type is not supported: this function computes in `{own}`").as_str()),
+            Some(t @ ("f64" | "f32")) => match self.expr(&c.expr) {
+                // `v.iter().count() as f64`: an integer made a float.
+                Val::Const(p) => {
+                    let (tokens, ty) = (&p.tokens, &c.ty);
+                    let tokens = if p.primary {
+                        quote::quote!(#tokens as #ty)
+                    } else {
+                        quote::quote!((#tokens) as #ty)
+                    };
+                    Val::Const(Passive {
+                        tokens,
+                        primary: false,
+                        reads: p.reads,
+                    })
+                }
+                v if t == own => v,
+                _ => self.unsupported(e, format!("casting a differentiated value to another float type is not supported: this function computes in `{own}`").as_str()),
+            },
             // A float-to-integer cast is piecewise constant: derivative 0.
             _ => self.passive_val(e),
         }
@@ -273,6 +294,10 @@ impl Lowerer<'_> {
             return self.passive_val_silent();
         };
         let name = last.ident.to_string();
+        if self.resolve(&name).is_some() && p.path.segments.len() == 1 {
+            self.cx.error(&c.func, format!("`{name}` is a local variable (a closure?): only functions can be called with a differentiated argument; write the computation inline, or make it a `#[differentiate]` function"));
+            return self.passive_val_silent();
+        }
         if p.qself.is_some()
             || !last.arguments.is_none()
             || self.resolve(&name).is_some() && p.path.segments.len() == 1
@@ -453,9 +478,6 @@ const ITERATOR_METHODS: &[&str] = &[
     "for_each",
     "reduce",
     "scan",
-    "any",
-    "all",
-    "count",
     "max_by",
     "min_by",
     "max_by_key",

@@ -105,6 +105,8 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
     struct Renamer<'a> {
         r: &'a dyn Resolve,
         reads: Vec<VarId>,
+        /// Parameters of the closures being visited: they hide locals.
+        shadowed: Vec<String>,
     }
     impl Renamer<'_> {
         fn read(&mut self, v: VarId) {
@@ -112,18 +114,38 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                 self.reads.push(v);
             }
         }
+        fn lookup(&self, name: &syn::Ident) -> Option<Binding> {
+            let name = name.to_string();
+            if self.shadowed.contains(&name) {
+                return None;
+            }
+            self.r.lookup(&name)
+        }
     }
     impl VisitMut for Renamer<'_> {
+        fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+            let depth = self.shadowed.len();
+            for p in &c.inputs {
+                self.shadowed.extend(pattern_names(p));
+            }
+            self.visit_expr_mut(&mut c.body);
+            self.shadowed.truncate(depth);
+        }
         fn visit_expr_mut(&mut self, e: &mut Expr) {
             if let Expr::Unary(u) = e {
                 if let (syn::UnOp::Deref(_), Some(name)) = (&u.op, local_name(&u.expr)) {
-                    if self.r.transparent(&name.to_string()) {
+                    let transparent = match self.lookup(name) {
+                        Some(Binding::Var(v)) => self.r.deref_transparent(v),
+                        Some(Binding::Alias(a)) => a.by_ref,
+                        None => false,
+                    };
+                    if transparent {
                         *e = (*u.expr).clone();
                     }
                 }
             }
             if let Some(name) = local_name(e).filter(|_| matches!(e, Expr::Path(_))) {
-                if let Some(Binding::Alias(a)) = self.r.lookup(&name.to_string()) {
+                if let Some(Binding::Alias(a)) = self.lookup(name) {
                     for v in &a.reads {
                         self.read(*v);
                     }
@@ -138,7 +160,7 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                 return;
             }
             let Some(id) = p.path.get_ident() else { return };
-            if let Some(v) = self.r.resolve(&id.to_string()) {
+            if let Some(Binding::Var(v)) = self.lookup(id) {
                 let new = self.r.ident_of(v);
                 let new = Ident::new(&new.to_string(), new.span().located_at(id.span()));
                 p.path.segments[0].ident = new;
@@ -151,9 +173,24 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
     let mut rn = Renamer {
         r,
         reads: Vec::new(),
+        shadowed: Vec::new(),
     };
     rn.visit_expr_mut(&mut e);
     (e, rn.reads)
+}
+
+/// The names a pattern binds.
+fn pattern_names(p: &syn::Pat) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut n = Names(Vec::new());
+    n.visit_pat(p);
+    n.0
 }
 
 /// Syntax that passive code may not contain, found anywhere in `e`: returns the
@@ -161,11 +198,23 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
 pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
     struct Finder {
         found: Vec<(proc_macro2::TokenStream, &'static str)>,
+        /// Inside a closure, where `return` leaves the closure.
+        closures: usize,
     }
     impl<'ast> Visit<'ast> for Finder {
         fn visit_expr(&mut self, e: &'ast Expr) {
             let msg = match e {
-                Expr::Closure(_) => Some("closures are not supported in a differentiated function: write the computation inline or in a separate function"),
+                // A closure evaluated on values (in a condition, or over
+                // constant data) is copied as it is; one capturing a
+                // differentiated value in arithmetic never gets here.
+                Expr::Closure(c) if c.asyncness.is_none() => {
+                    self.closures += 1;
+                    self.visit_expr(&c.body);
+                    self.closures -= 1;
+                    return;
+                }
+                Expr::Closure(_) => Some("async closures are not supported"),
+                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) if self.closures > 0 => None,
                 Expr::Macro(_) => Some("macros are not supported in a differentiated function body: write the expression out"),
                 Expr::Async(_) | Expr::Await(_) => Some("`async`/`.await` are not supported in a differentiated function"),
                 Expr::Unsafe(_) => Some("`unsafe` blocks are not supported in a differentiated function"),
@@ -191,7 +240,10 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
             ));
         }
     }
-    let mut f = Finder { found: Vec::new() };
+    let mut f = Finder {
+        found: Vec::new(),
+        closures: 0,
+    };
     f.visit_expr(e);
     f.found
 }
