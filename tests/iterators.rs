@@ -297,6 +297,31 @@ fn closures_evaluated_on_values() {
     }
 }
 
+/// The largest |a_i - b_i| by `fold` with a function path, and the smallest
+/// x_i by `f64::min`: out = max_i |a_i - b_i| + min_i a_i, so the derivative
+/// goes to the arg-max (sign of the difference) and to the arg-min.
+#[differentiate]
+fn extremes(a: &[f64], b: &[f64]) -> f64 {
+    let worst = a
+        .iter()
+        .zip(b)
+        .map(|(p, q)| (p - q).abs())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let least = a.iter().copied().fold(f64::INFINITY, f64::min);
+    worst + least
+}
+
+#[test]
+fn fold_with_a_function_path() {
+    let a = [0.5, -1.0, 2.0];
+    let b = [0.25, 1.5, 1.0];
+    let (v, (ga, gb)) = extremes_grad(&a, &b);
+    assert_eq!(v.to_bits(), extremes(&a, &b).to_bits());
+    // |a_1 - b_1| = 2.5 is the largest, a_1 - b_1 < 0; a_1 = -1 is the least.
+    assert_all_close(&ga, &[0.0, -1.0 + 1.0, 0.0]);
+    assert_all_close(&gb, &[0.0, 1.0, 0.0]);
+}
+
 /// `f_adjoint_acc` adds into caller buffers across calls.
 #[test]
 fn accumulation_across_calls() {

@@ -40,6 +40,9 @@ pub(crate) enum LoopBody<'a> {
         acc_name: Option<&'a syn::Ident>,
         prim: Option<Prim>,
         value: &'a syn::Expr,
+        /// `fold` over `.map(..)`: the name of the fold's element, and the
+        /// map closure's body that computes it.
+        mapped: Option<(&'a syn::Ident, &'a syn::Expr)>,
     },
     /// `arr.push(value)` each iteration (`.map(..).collect()`).
     Push {
@@ -950,7 +953,15 @@ impl<'a> Lowerer<'a> {
                 acc_name,
                 prim,
                 value,
+                mapped,
             } => {
+                if let Some((name, map_body)) = mapped {
+                    let val = self.expr(map_body);
+                    let span = syn::spanned::Spanned::span(map_body);
+                    let elem = self.fresh_var("mapped", VarKind::Active, span);
+                    self.write(elem, val, map_body);
+                    self.bind(name, elem);
+                }
                 if let Some(name) = acc_name {
                     self.bind(name, acc);
                 }

@@ -2,6 +2,7 @@
 //! for: `xs.iter().map(|x| e).sum()` is `let mut s = -0.0; for x in xs.iter()
 //! { s += e; }`, `.product()` the same with `*=`,
 //! `.fold(init, |acc, x| e)` is `let mut acc = init; for x in .. { acc = e; }`
+//! (`.fold(init, f)` is `.fold(init, |acc, x| f(acc, x))`)
 //! and `let v: Vec<f64> = xs.iter().map(|x| e).collect();` is
 //! `let mut v = Vec::new(); for x in .. { v.push(e); }`.
 //! The loop then goes through the same lowering as one the user wrote, so
@@ -19,14 +20,15 @@ use syn::Expr;
 enum Start<'a> {
     /// `sum` (from -0, with `+`) or `product` (from 1, with `*`).
     Reduce(Prim),
-    /// `fold(init, |acc, x| value)`.
-    Fold(&'a Expr),
+    /// `fold(init, |acc, x| value)`, over `iter.map(|y| ..)` if `Some`.
+    Fold(&'a Expr, Option<&'a syn::ExprClosure>),
 }
 
 impl Lowerer<'_> {
     /// Lowers `iter.map(|x| e).sum()`, `.product()` or `iter.fold(init, |a, x| e)`;
     /// `None` if `m` is none of them.
     pub(crate) fn iter_reduction(&mut self, m: &syn::ExprMethodCall, whole: &Expr) -> Option<Val> {
+        let by_path: syn::ExprClosure;
         let (iter, closure, start) = match (m.method.to_string().as_str(), m.args.len()) {
             (method @ ("sum" | "product"), 0) => {
                 let (iter, c) = mapped(&m.receiver)?;
@@ -38,10 +40,20 @@ impl Lowerer<'_> {
                 (iter, c, start)
             }
             ("fold", 2) => {
-                let Expr::Closure(c) = strip(&m.args[1]) else {
-                    return None;
+                let c = match strip(&m.args[1]) {
+                    Expr::Closure(c) => c,
+                    // `fold(f64::NEG_INFINITY, f64::max)`: the closure it stands for.
+                    Expr::Path(p) => {
+                        let (acc, x) = (self.names.fresh("acc"), self.names.fresh("x"));
+                        by_path = syn::parse_quote!(|#acc, #x| #p(#acc, #x));
+                        &by_path
+                    }
+                    _ => return None,
                 };
-                (strip(&m.receiver), c, Start::Fold(&m.args[0]))
+                match mapped(&m.receiver) {
+                    Some((iter, map)) => (iter, c, Start::Fold(&m.args[0], Some(map))),
+                    None => (strip(&m.receiver), c, Start::Fold(&m.args[0], None)),
+                }
             }
             _ => return None,
         };
@@ -65,7 +77,7 @@ impl Lowerer<'_> {
                     reads: Vec::new(),
                 })
             }
-            Start::Fold(init) => self.expr(init),
+            Start::Fold(init, _) => self.expr(init),
         };
         self.write(acc, init, whole);
         let inputs: Vec<&syn::Pat> = closure.inputs.iter().map(untyped).collect();
@@ -75,17 +87,23 @@ impl Lowerer<'_> {
                 acc_name: None,
                 prim: Some(prim),
                 value: &closure.body,
+                mapped: None,
             },
-            Start::Fold(_) => LoopBody::Fold {
+            Start::Fold(_, map) => LoopBody::Fold {
                 acc,
                 acc_name: crate::lower::pat_ident(inputs[0]),
                 prim: None,
                 value: &closure.body,
+                mapped: map.and_then(|c| Some((crate::lower::pat_ident(inputs[1])?, &*c.body))),
             },
+        };
+        let pat = match start {
+            Start::Fold(_, Some(map)) => untyped(&map.inputs[0]),
+            _ => inputs[inputs.len() - 1],
         };
         self.for_loop(ForLoop {
             label: None,
-            pat: inputs[inputs.len() - 1],
+            pat,
             iter,
             span,
             body,
@@ -143,9 +161,21 @@ impl Lowerer<'_> {
 
     /// Reports what the loop form could not express.
     fn closure_supported(&mut self, c: &syn::ExprClosure, start: &Start<'_>) -> bool {
+        if let Start::Fold(_, Some(map)) = start {
+            if !self.closure_supported(map, &Start::Reduce(Prim::Add)) {
+                return false;
+            }
+            if let Some(x) = c.inputs.iter().nth(1) {
+                if crate::lower::pat_ident(untyped(x)).is_none() {
+                    self.cx
+                        .error(x, "bind the element of `fold` after `map` to a plain name");
+                    return false;
+                }
+            }
+        }
         let (want, msg) = match start {
             Start::Reduce(..) => (1, "the closure of `.map(..)` takes one argument (a tuple `|(a, b)|` after `zip` or `enumerate`)"),
-            Start::Fold(_) => (2, "the closure of `.fold(..)` takes two arguments: `|acc, x|`"),
+            Start::Fold(..) => (2, "the closure of `.fold(..)` takes two arguments: `|acc, x|`"),
         };
         if c.inputs.len() != want {
             self.cx.error(&c.inputs, msg);
@@ -155,7 +185,7 @@ impl Lowerer<'_> {
             self.cx.error(a, "async closures are not supported");
             return false;
         }
-        if let Start::Fold(_) = start {
+        if let Start::Fold(..) = start {
             if crate::lower::pat_ident(untyped(&c.inputs[0])).is_none() {
                 self.cx.error(
                     &c.inputs[0],
@@ -177,7 +207,12 @@ impl Lowerer<'_> {
     }
 
     /// A variable named by the macro, never colliding with the user's names.
-    fn fresh_var(&mut self, base: &str, kind: VarKind, span: proc_macro2::Span) -> VarId {
+    pub(crate) fn fresh_var(
+        &mut self,
+        base: &str,
+        kind: VarKind,
+        span: proc_macro2::Span,
+    ) -> VarId {
         let ident = self.names.fresh(base);
         self.push_var_pub(ident, base, kind, span)
     }
