@@ -1927,3 +1927,95 @@ fn wide_fixed_array_with_an_untouched_gradient() {
     assert_eq!(gx, 2.0);
     assert_eq!(gw, [0.0; 40]);
 }
+
+// ---------------------------------------------------------------------------
+// Copies of differentiated arrays: `let mut s = x;`, `*x`, `.to_vec()`,
+// `.clone()`, `.to_owned()`, then written without touching the original.
+// ---------------------------------------------------------------------------
+
+/// s = x, s0 ← s0·s1: out = x0 x1 + x2 + x0, d = [x1 + 1, x0, 1]
+#[differentiate]
+fn copy_fixed(x: [f64; 3]) -> f64 {
+    let mut s = x;
+    s[0] *= s[1];
+    s[0] + s[2] + x[0]
+}
+
+/// The explicit Euler step of x'' = -k x, 100 steps on a copied state:
+/// (x, v) after n steps is Mⁿ (x0, v0) with M = [[1, h], [-k h, 1]], so
+/// d x_n / d(x0, v0) is the first row of Mⁿ.
+#[differentiate]
+fn euler_on_a_copy(state: &[f64; 2], k: f64) -> f64 {
+    let h = 0.01;
+    let mut s = *state;
+    for _ in 0..100 {
+        let a = -k * s[0];
+        s[0] += h * s[1];
+        s[1] += h * a;
+    }
+    s[0]
+}
+
+/// t = y (a `Vec`), then overwritten and read with the original:
+/// out = (y0 + y1)·2 y0 + y1 y2, d = [4 y0 + 2 y1, 2 y0 + y2, y1]
+#[differentiate]
+fn copy_vec(y: &[f64]) -> f64 {
+    let mut t = y.to_vec();
+    let u = y.to_owned();
+    t[0] += t[1];
+    t[1] = t[0] * 2.0;
+    t[1] * y[0] + u[1] * y[2]
+}
+
+/// A shadowing copy of an owned `Vec` parameter: `let mut x = x.clone();`
+/// out = 3 x0 + x1², d = [3, 2 x1]
+#[differentiate]
+fn shadowing_copy(x: Vec<f64>) -> f64 {
+    let mut x = x.clone();
+    x[0] *= 3.0;
+    x[1] *= x[1];
+    x[0] + x[1]
+}
+
+#[test]
+fn copies_of_arrays_are_written_independently() {
+    for x in [[1.5, -0.5, 2.0], [0.25, 3.0, -1.0]] {
+        let (v, g) = copy_fixed_grad(x);
+        assert_bits("copy_fixed", v, copy_fixed(x));
+        assert_all_close("copy_fixed", &g, &[x[1] + 1.0, x[0], 1.0]);
+    }
+    for y in [vec![0.5, -1.5, 2.0], vec![1.25, 0.75, -0.5]] {
+        let (v, g) = copy_vec_grad(&y);
+        assert_bits("copy_vec", v, copy_vec(&y));
+        let want = [4.0 * y[0] + 2.0 * y[1], 2.0 * y[0] + y[2], y[1]];
+        assert_all_close("copy_vec", &g, &want);
+        let a = copy_vec_adjoint(&y, D_OUT);
+        let want_a: Vec<f64> = want.iter().map(|w| D_OUT * w).collect();
+        assert_all_close("copy_vec adjoint", &a, &want_a);
+        let (v, g) = shadowing_copy_grad(y.clone());
+        assert_bits("shadowing_copy", v, shadowing_copy(y.clone()));
+        assert_all_close("shadowing_copy", &g, &[3.0, 2.0 * y[1], 0.0]);
+    }
+}
+
+#[test]
+fn euler_steps_on_a_copied_state() {
+    let (h, k) = (0.01, 2.0);
+    let mut m = [[1.0, 0.0], [0.0, 1.0]];
+    for _ in 0..100 {
+        m = [
+            [m[0][0] + h * m[1][0], m[0][1] + h * m[1][1]],
+            [m[1][0] - k * h * m[0][0], m[1][1] - k * h * m[0][1]],
+        ];
+    }
+    let state = [1.0, 0.3];
+    let (v, (gs, gk)) = euler_on_a_copy_grad(&state, k);
+    assert_bits("euler", v, euler_on_a_copy(&state, k));
+    assert_all_close("euler", &gs, &m[0]);
+    assert_fd(
+        "euler",
+        |p| euler_on_a_copy(&[p[0], p[1]], p[2]),
+        &[state[0], state[1], k],
+        &[gs[0], gs[1], gk],
+    );
+}

@@ -411,6 +411,20 @@ impl<'a> Lowerer<'a> {
         self.declare(name, kind, span)
     }
 
+    /// Declares `name` without making it visible yet (see `declare_unbound`).
+    pub(crate) fn declare_unbound_pub(
+        &mut self,
+        name: &syn::Ident,
+        kind: VarKind,
+        span: Span,
+    ) -> VarId {
+        self.declare_unbound(name, kind, span)
+    }
+
+    pub(crate) fn bind_pub(&mut self, name: &syn::Ident, id: VarId) {
+        self.bind(name, id)
+    }
+
     pub(crate) fn push_var_pub(
         &mut self,
         ident: Ident,

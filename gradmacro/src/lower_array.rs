@@ -168,6 +168,10 @@ impl Lowerer<'_> {
         }
     }
 
+    pub(crate) fn array_var_pub(&mut self, e: &Expr) -> Option<VarId> {
+        self.array_var(e)
+    }
+
     fn array_var(&mut self, e: &Expr) -> Option<VarId> {
         let name = rename::local_name(e)?;
         let v = self.resolve(&name.to_string())?;

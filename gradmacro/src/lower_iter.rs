@@ -11,6 +11,7 @@
 use crate::ir::*;
 use crate::lower::{strip, ForLoop, LoopBody, Lowerer, Val};
 use crate::rules::Prim;
+use proc_macro2::TokenStream;
 use quote::quote;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -119,19 +120,126 @@ impl Lowerer<'_> {
         ty: Option<&syn::Type>,
         e: &Expr,
     ) -> bool {
+        if !crate::rename::mentions_active(e, self) {
+            return false;
+        }
+        let src = match strip(e) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+            other => other,
+        };
+        if crate::rename::local_name(src).is_some() {
+            return self.copied(name, ty, src);
+        }
         let Expr::MethodCall(m) = strip(e) else {
             return false;
         };
-        if m.method != "collect" || !m.args.is_empty() || !crate::rename::mentions_active(e, self) {
+        if !m.args.is_empty() {
             return false;
         }
-        let Some((iter, closure)) = mapped(&m.receiver) else {
+        match m.method.to_string().as_str() {
+            "collect" => {
+                let Some((iter, closure)) = mapped(&m.receiver) else {
+                    return false;
+                };
+                if self.closure_supported(closure, &Start::Reduce(Prim::Add)) {
+                    let pat = untyped(&closure.inputs[0]);
+                    self.collect_into(name, ty, iter, pat, &closure.body);
+                }
+                true
+            }
+            // A copy of a differentiated array into a local `Vec`.
+            "to_vec" | "to_owned" | "clone" => {
+                let recv = strip(&m.receiver);
+                if m.method != "to_vec" {
+                    return self.copied(name, ty, recv);
+                }
+                if self.array_var_pub(recv).is_none() {
+                    return false;
+                }
+                self.collect_copy(name, ty, recv);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `let name = src;` for a differentiated array `src`: a copy the same
+    /// shape (a `[T; N]` stays one, a `Vec` or slice becomes a `Vec`).
+    fn copied(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, src: &Expr) -> bool {
+        let Some(arr) = self.array_var_pub(src) else {
             return false;
         };
-        if !self.closure_supported(closure, &Start::Reduce(Prim::Add)) {
-            return true;
+        match &self.vars[arr.0].shape {
+            Shape::Array { len: Some(n) } => {
+                let n = n.clone();
+                self.copy_fixed(name, ty, arr, n);
+            }
+            _ => self.collect_copy(name, ty, src),
         }
-        let v = self.declare_pub(name, VarKind::Active, name.span());
+        true
+    }
+
+    /// A `Vec` of `src`'s elements.
+    fn collect_copy(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, src: &Expr) {
+        let elem = self.names.fresh("elem");
+        let (pat, value): (syn::Pat, Expr) = (syn::parse_quote!(#elem), syn::parse_quote!(#elem));
+        self.collect_into(name, ty, src, &pat, &value);
+    }
+
+    /// `let mut name = [0.0; n]; for k in 0..n { name[k] = src[k]; }`, the
+    /// loop reading both through fresh names, since `name` may shadow `src`.
+    fn copy_fixed(
+        &mut self,
+        name: &syn::Ident,
+        ty: Option<&syn::Type>,
+        src: VarId,
+        n: TokenStream,
+    ) {
+        let v = self.declare_unbound_pub(name, VarKind::Active, name.span());
+        self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
+        self.array_def(
+            v,
+            crate::lower_array::ArrayInit {
+                init: Passive {
+                    tokens: quote!([0.0; #n]),
+                    primary: true,
+                    reads: Vec::new(),
+                },
+                len: Some(n.clone()),
+                elements: Vec::new(),
+            },
+        );
+        let (dst_name, src_name, k) = (
+            self.names.fresh("copy"),
+            self.names.fresh("source"),
+            self.names.fresh("k"),
+        );
+        self.bind_pub(&dst_name, v);
+        self.bind_pub(&src_name, src);
+        let pat: syn::Pat = syn::parse_quote!(#k);
+        let iter: Expr = syn::parse_quote!(0..#n);
+        let body: Vec<syn::Stmt> = vec![syn::parse_quote!(#dst_name[#k] = #src_name[#k];)];
+        self.for_loop(ForLoop {
+            label: None,
+            pat: &pat,
+            iter: &iter,
+            span: name.span(),
+            body: LoopBody::Stmts(&body),
+        });
+        self.bind_pub(name, v);
+    }
+
+    /// `let mut name = Vec::new(); for pat in iter { name.push(value); }`;
+    /// `name` becomes visible after the loop (`let x = x.to_vec();`).
+    fn collect_into(
+        &mut self,
+        name: &syn::Ident,
+        ty: Option<&syn::Type>,
+        iter: &Expr,
+        pat: &syn::Pat,
+        value: &Expr,
+    ) {
+        let v = self.declare_unbound_pub(name, VarKind::Active, name.span());
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
         self.array_def(
             v,
@@ -145,18 +253,14 @@ impl Lowerer<'_> {
                 elements: Vec::new(),
             },
         );
-        let inputs: Vec<&syn::Pat> = closure.inputs.iter().map(untyped).collect();
         self.for_loop(ForLoop {
             label: None,
-            pat: inputs[0],
+            pat,
             iter,
-            span: e.span(),
-            body: LoopBody::Push {
-                arr: v,
-                value: &closure.body,
-            },
+            span: iter.span(),
+            body: LoopBody::Push { arr: v, value },
         });
-        true
+        self.bind_pub(name, v);
     }
 
     /// Reports what the loop form could not express.
