@@ -18,7 +18,7 @@ fn f_grad(x: f64, y: f64) -> (f64, (f64, f64)) {
     let mut d_x: f64 = 0.0;
     let mut d_y: f64 = 0.0;
     let d_s_2: f64 = d_out / y;
-    d_y -= d_out * (out / y);
+    d_y -= d_out * (s_2 / y / y);
     let d_s_1: f64 = d_s_2;
     let d_t1: f64 = d_s_2;
     d_y += d_t1 * y.cos();
@@ -35,11 +35,10 @@ fn f_adjoint(x: f64, y: f64, d_out: f64) -> (f64, f64) {
     let s_1 = s * s;
     let t1 = y.sin();
     let s_2 = s_1 + t1;
-    let out = s_2 / y;
     let mut d_x: f64 = 0.0;
     let mut d_y: f64 = 0.0;
     let d_s_2: f64 = d_out / y;
-    d_y -= d_out * (out / y);
+    d_y -= d_out * (s_2 / y / y);
     let d_s_1: f64 = d_s_2;
     let d_t1: f64 = d_s_2;
     d_y += d_t1 * y.cos();
@@ -60,9 +59,8 @@ fn f_adjoint_acc(x: f64, y: f64, d_out: f64, d_x: &mut f64, d_y: &mut f64) {
     let s_1 = s * s;
     let t1 = y.sin();
     let s_2 = s_1 + t1;
-    let out = s_2 / y;
     let d_s_2: f64 = d_out / y;
-    *d_y -= d_out * (out / y);
+    *d_y -= d_out * (s_2 / y / y);
     let d_s_1: f64 = d_s_2;
     let d_t1: f64 = d_s_2;
     *d_y += d_t1 * y.cos();
@@ -83,11 +81,10 @@ fn f_pullback(
     let s_1 = s * s;
     let t1 = y.sin();
     let s_2 = s_1 + t1;
-    let out = s_2 / y;
     let mut d_x_local: f64 = 0.0;
     let mut d_y_local: f64 = 0.0;
     let d_s_2: f64 = d_out / y;
-    d_y_local -= d_out * (out / y);
+    d_y_local -= d_out * (s_2 / y / y);
     let d_s_1: f64 = d_s_2;
     let d_t1: f64 = d_s_2;
     d_y_local += d_t1 * y.cos();

@@ -213,9 +213,12 @@ impl Prim {
             Add => vec![unit(), unit()],
             Sub => vec![unit(), Partial::Unit { neg: true }],
             Mul => vec![times(a[1].clone()), times(x.clone())],
+            // In terms of the operands, not `y / b`: inside a loop the quotient
+            // would have to be taped, and where `y` is at hand `x / b` is the
+            // same expression (bit for bit), which the optimiser reuses.
             Div => {
                 let b = &a[1];
-                vec![over(b.clone()), neg_times(quote!((#y / #b)))]
+                vec![over(b.clone()), neg_times(quote!((#x / #b / #b)))]
             }
             // d(a % b)/db = -trunc(a / b), away from the jumps at multiples of b.
             Rem => {
