@@ -6,13 +6,37 @@
 //! reassignment and compound assignment, `if`/`else if`/`else` on float,
 //! integer and `bool` conditions, `for` (with `..=`, `.rev()`,
 //! `.step_by(k)`), `while` and `loop` with small trip counts, `break`,
-//! `continue` and `return` at any depth. All of them are written into one
-//! scratch crate with `#![deny(warnings)]`, expanded by the real macro and
-//! built once; then, at points where no branch is near flipping
-//! (`difftest/runner.rs`), `f_grad`'s value must be `f`'s bit for bit, its
-//! gradient must match forward-mode dual numbers evaluating the same program
-//! text (relative tolerance 1e-9 of the size of the terms, absolute 1e-12),
-//! and `f_adjoint(.., d_out)` must be `d_out` times it. Centered finite
+//! `continue` and `return` at any depth.
+//!
+//! About a third of the programs also use arrays and calls:
+//!
+//! - array parameters `&[f64]`, `&Vec<f64>`, `[f64; N]` and `&[f64; N]`, of
+//!   2 to 5 elements (the length of a `&[f64]` is stated in the function's
+//!   doc comment, for the harness), read as `w[k]` with an index that cannot
+//!   be out of bounds (a literal, the index of a loop over a short enough
+//!   range, or `(i + 1) % len`), `w.iter().sum::<f64>()`, `w.len() as f64`,
+//!   and walked by `for i in 0..w.len()`, `for i in 0..N`, `for wi in
+//!   w.iter()`, `for &wi in w`, `for (i, wi) in w.iter().enumerate()`;
+//! - local buffers `vec![0.0; n]`, `vec![0.0; w.len()]`, `[0.0; N]`,
+//!   `vec![a, b]`, `[a, b]`, written by `v[i] = ..` and `v[i] += ..` (often
+//!   in a loop over the buffer's indices, overwriting an element it reads),
+//!   read and summed later;
+//! - one or two helper functions, `#[differentiate]` too and printed before
+//!   `f` (each program is its own module of the scratch crate, so `g1` is
+//!   unique), called with floats and arrays (`g1(x, &v)`), in loops and
+//!   branches, now and then twice with a shared argument.
+//!
+//! All of them are written into one scratch crate with `#![deny(warnings)]`,
+//! next to a copy without `#[differentiate]` (an error there is the
+//! generator's, reported as such; an error only in the expanded program is
+//! the macro's), expanded by the real macro and built once; then, at points
+//! where no branch is near flipping (`difftest/runner.rs`), `f_grad`'s value
+//! must be `f`'s bit for bit, its gradient (an array parameter's entry
+//! compared element by element, one dual-number seed per element) must match
+//! forward-mode dual numbers evaluating the same program text, helpers
+//! included (relative tolerance 1e-9 of the size of the terms, absolute
+//! 1e-12), `f_adjoint(.., d_out)` must be `d_out` times it, and
+//! `f_adjoint_acc` must add `d_out` times it to its buffers. Centered finite
 //! differences check the dual numbers in turn.
 //!
 //! A failing program is printed, then shrunk (statements deleted,
@@ -189,6 +213,11 @@ fn generated_programs_agree_with_dual_numbers() {
                 Outcome::Skip { tried: t } => {
                     skipped += 1;
                     tried += t;
+                }
+                // Not valid Rust without the macro either: the generator's.
+                Outcome::Fail(failure) if failure.kind == "generator" => {
+                    generator_errors
+                        .push(format!("program {}: {}\n{}", c.id, failure.msg, c.source));
                 }
                 Outcome::Fail(failure) => {
                     let (seed, program) = progs.remove(&(c.id as u64)).unwrap();
@@ -463,9 +492,78 @@ fn generator_covers_the_language() {
         ("`bool` parameter", &|s| s.contains(": bool")),
         ("`wrt(..)`", &|s| s.contains("wrt(")),
         ("one float parameter", &|s| {
+            main_signature(s).matches("f64").count() == 2
+        }),
+        ("`&[f64]` parameter", &|s| {
+            main_signature(s).contains(": &[f64]")
+        }),
+        ("`&Vec<f64>` parameter", &|s| {
+            main_signature(s).contains(": &Vec<f64>")
+        }),
+        ("`[f64; N]` parameter", &|s| {
+            main_signature(s).contains(": [f64; ")
+        }),
+        ("`&[f64; N]` parameter", &|s| {
+            main_signature(s).contains(": &[f64; ")
+        }),
+        ("only an array parameter", &|s| {
+            main_signature(s).matches("f64").count() == 2 && main_signature(s).contains('[')
+        }),
+        ("`w[k]`", &|s| s.contains("w[")),
+        ("`.iter().sum::<f64>()`", &|s| {
+            s.contains(".iter().sum::<f64>()")
+        }),
+        ("`.len() as f64`", &|s| s.contains(".len() as f64")),
+        ("`for i in 0..w.len()`", &|s| {
+            for_lines(s).any(|l| l.contains(".len()"))
+        }),
+        ("`for wi in w.iter()`", &|s| {
+            for_lines(s)
+                .any(|l| l.contains(".iter()") && !l.contains("enumerate") && !l.contains('&'))
+        }),
+        ("`for &wi in w`", &|s| {
+            for_lines(s).any(|l| l.starts_with("for &"))
+        }),
+        ("`.enumerate()`", &|s| s.contains(".iter().enumerate()")),
+        ("`.iter().rev()`", &|s| {
+            s.contains(".rev() {") && s.contains(".iter()")
+        }),
+        ("`vec![0.0; n]`", &|s| s.contains("vec![0.0; ")),
+        ("`vec![0.0; w.len()]`", &|s| {
+            s.contains("vec![0.0; w.len()]")
+        }),
+        ("`[0.0; N]`", &|s| s.contains(" = [0.0; ")),
+        ("`vec![a, b]`", &|s| {
             s.lines()
-                .nth(1)
-                .is_some_and(|l| l.matches("f64").count() == 2)
+                .any(|l| l.contains("= vec![") && !l.contains("vec![0.0; "))
+        }),
+        ("`[a, b]`", &|s| {
+            s.lines()
+                .any(|l| l.contains(" = [") && !l.contains("[0.0; "))
+        }),
+        ("`: Vec<f64>` buffer", &|s| s.contains(": Vec<f64> =")),
+        ("store `v[i] = ..`", &|s| {
+            s.lines()
+                .any(|l| l.contains("] = ") && !l.trim_start().starts_with("let "))
+        }),
+        ("store `v[i] += ..`", &|s| s.contains("] += ")),
+        ("store in a loop over the indices", &|s| {
+            s.lines().any(|l| {
+                l.starts_with("        ")
+                    && ["[i] ", "[j] ", "[l] "].iter().any(|i| l.contains(i))
+                    && l.contains("= ")
+            })
+        }),
+        ("helper", &|s| s.contains("fn g1(")),
+        ("two helpers", &|s| s.contains("fn g2(")),
+        ("helper taking `&[f64]`", &|s| {
+            s.lines()
+                .any(|l| l.starts_with("fn g") && l.contains("&[f64]"))
+        }),
+        ("helper called twice", &|s| helper_calls(s) >= 2),
+        ("helper called in a loop or branch", &|s| {
+            s.lines()
+                .any(|l| l.starts_with("        ") && (l.contains("g1(") || l.contains("g2(")))
         }),
         ("path form `f64::m(..)`", &|s| {
             s.contains("f64::") && !s.contains("consts")
@@ -524,6 +622,7 @@ fn generator_covers_the_language() {
     let sources: Vec<String> = (0..1000)
         .map(|i| gen::program(rng::program_seed(i)).unwrap().source())
         .collect();
+    let new = sources.iter().filter(|s| uses_arrays_or_calls(s)).count();
     let mut table = String::new();
     let mut rare = Vec::new();
     let mut count = |name: String, has: &dyn Fn(&str) -> bool| {
@@ -543,9 +642,41 @@ fn generator_covers_the_language() {
             s.contains(&method) || s.contains(&path)
         });
     }
+    writeln!(table, "{new:5} / 1000  arrays, buffers or calls").unwrap();
     println!("{table}");
     assert!(
         rare.is_empty(),
         "rare in the generated programs: {rare:?}\n{table}"
     );
+    assert!(
+        (250..=450).contains(&new),
+        "arrays, buffers or calls in {new} of 1000 programs, not about a third\n{table}"
+    );
+}
+
+/// The line `fn f(..) -> f64 {` of a program (its helpers come first).
+fn main_signature(s: &str) -> &str {
+    s.lines().find(|l| l.starts_with("fn f(")).unwrap_or("")
+}
+
+/// The `for` lines, without their indentation.
+fn for_lines(s: &str) -> impl Iterator<Item = &str> {
+    s.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("for "))
+}
+
+/// Calls of helpers (not their definitions).
+fn helper_calls(s: &str) -> usize {
+    s.lines()
+        .filter(|l| !l.starts_with("fn "))
+        .map(|l| l.matches("g1(").count() + l.matches("g2(").count())
+        .sum()
+}
+
+fn uses_arrays_or_calls(s: &str) -> bool {
+    s.contains("f64]") || s.contains("Vec<f64>") || s.contains("vec![") || s.contains("fn g1(") || {
+        s.lines()
+            .any(|l| l.trim_start().starts_with("let ") && l.contains(" = ["))
+    }
 }

@@ -27,21 +27,41 @@ impl Name {
     }
 }
 
-/// The type of a local: float, integer or `bool`.
+/// The type of a local: float, integer or `bool`; a float array (a
+/// parameter or a local buffer); an index into arrays (`usize`, kept apart
+/// from the integers, which may be `i32`); a `&f64` element of an array walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
     F,
     I,
     B,
+    A,
+    U,
+    R,
 }
 
-/// Parameter types.
+/// How an array parameter is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrTy {
+    /// `&[f64]`
+    Slice,
+    /// `&Vec<f64>`
+    VecRef,
+    /// `[f64; N]`
+    Array,
+    /// `&[f64; N]`
+    ArrayRef,
+}
+
+/// Parameter types. An array's length is the one the harness passes: part
+/// of the type for `[f64; N]`, stated in the doc comment otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PTy {
     F64,
     Usize,
     I32,
     Bool,
+    Arr(ArrTy, usize),
 }
 
 impl PTy {
@@ -50,15 +70,35 @@ impl PTy {
             PTy::F64 => Ty::F,
             PTy::Usize | PTy::I32 => Ty::I,
             PTy::Bool => Ty::B,
+            PTy::Arr(..) => Ty::A,
         }
     }
-    pub fn rust(self) -> &'static str {
+    pub fn rust(self) -> String {
         match self {
-            PTy::F64 => "f64",
-            PTy::Usize => "usize",
-            PTy::I32 => "i32",
-            PTy::Bool => "bool",
+            PTy::F64 => "f64".into(),
+            PTy::Usize => "usize".into(),
+            PTy::I32 => "i32".into(),
+            PTy::Bool => "bool".into(),
+            PTy::Arr(ArrTy::Slice, _) => "&[f64]".into(),
+            PTy::Arr(ArrTy::VecRef, _) => "&Vec<f64>".into(),
+            PTy::Arr(ArrTy::Array, n) => format!("[f64; {n}]"),
+            PTy::Arr(ArrTy::ArrayRef, n) => format!("&[f64; {n}]"),
         }
+    }
+    /// A float or an array of floats: what can have a gradient.
+    pub fn floats(self) -> bool {
+        matches!(self, PTy::F64 | PTy::Arr(..))
+    }
+    /// Its length, for an array whose type does not state it.
+    pub fn stated_len(self) -> Option<usize> {
+        match self {
+            PTy::Arr(ArrTy::Slice | ArrTy::VecRef, n) => Some(n),
+            _ => None,
+        }
+    }
+    /// An array that is not a reference: passed and walked as `&w`.
+    pub fn owned_array(self) -> bool {
+        matches!(self, PTy::Arr(ArrTy::Array, _))
     }
 }
 
@@ -72,6 +112,9 @@ pub struct Param {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
+    /// `#[differentiate]` functions the body calls, printed before it (a
+    /// helper has no helpers of its own).
+    pub helpers: Vec<Program>,
     pub name: String,
     /// `#[differentiate(wrt(..))]`, when present.
     pub wrt: Option<Vec<String>>,
@@ -99,6 +142,66 @@ pub enum FExpr {
     Powi(bool, Box<FExpr>, i32),
     If(Box<Cond>, Box<FBlock>, Box<FBlock>),
     Block(Box<FBlock>),
+    /// `w[i]`, the index always in bounds.
+    Index(Name, IExpr),
+    /// `*wi`, an element bound by reference (`wi` as a method receiver).
+    Deref(Name),
+    /// `w.len() as f64`.
+    Len(Name),
+    /// `w.iter().sum::<f64>()`.
+    Sum(Name),
+    /// A call of a helper, `g1(a, &v)`.
+    Apply(String, Vec<Arg>),
+}
+
+/// An argument of a helper call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    F(FExpr),
+    /// An array, printed `&v` when `amp` (it is not a reference already).
+    A(Name, bool),
+}
+
+/// How a local buffer starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrInit {
+    /// `vec![0.0; len]`, `vec![0.0; of.len()]` or `[0.0; len]`.
+    Zeros {
+        vec: bool,
+        len: usize,
+        of: Option<Name>,
+    },
+    /// `vec![a, b]` or `[a, b]`.
+    List { vec: bool, elems: Vec<FExpr> },
+}
+
+impl ArrInit {
+    pub fn len(&self) -> usize {
+        match self {
+            ArrInit::Zeros { len, .. } => *len,
+            ArrInit::List { elems, .. } => elems.len(),
+        }
+    }
+    pub fn is_vec(&self) -> bool {
+        match self {
+            ArrInit::Zeros { vec, .. } | ArrInit::List { vec, .. } => *vec,
+        }
+    }
+}
+
+/// The ways a loop walks an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// `for i in 0..n`, `n` no longer than the arrays indexed by `i`.
+    Upto(usize),
+    /// `for i in 0..w.len()`.
+    Indices,
+    /// `for wi in w.iter()`: `wi` is a `&f64`.
+    Iter,
+    /// `for &wi in w` (`&w` when `w` is not a reference), or in `w.iter()`.
+    RefPat { iter: bool },
+    /// `for (i, wi) in w.iter().enumerate()`.
+    Enumerate,
 }
 
 /// A block with a float value: statements, then the tail expression.
@@ -256,6 +359,33 @@ pub enum Stmt {
     Break,
     Continue,
     Return(FExpr),
+    /// `let mut v = vec![0.0; 3];`; `annot` prints `: Vec<f64>` or `: [f64; N]`.
+    LetArr {
+        name: Name,
+        mutable: bool,
+        annot: bool,
+        init: ArrInit,
+    },
+    /// `v[i] = e;`, `v[i] += e;`...
+    Store {
+        name: Name,
+        index: IExpr,
+        op: AOp,
+        val: FExpr,
+    },
+    /// A loop over an array's elements or indices: `idx` is the index
+    /// variable (`Upto`, `Indices`, `Enumerate`), `elem` the element's
+    /// (`Iter`, `RefPat`, `Enumerate`); the other is unused. `arr` is
+    /// unused by `Upto`. `amp` walks `&arr`; `rev` appends `.rev()`.
+    ForArr {
+        walk: Walk,
+        idx: Name,
+        elem: Name,
+        arr: Name,
+        amp: bool,
+        rev: bool,
+        body: Vec<Stmt>,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -301,9 +431,20 @@ fn pad(ind: usize) -> String {
 }
 
 impl Program {
-    /// The program as Rust source, `#[differentiate]` attribute included.
+    /// The program as Rust source: its helpers, then the function itself,
+    /// `#[differentiate]` attributes included.
     pub fn source(&self) -> String {
         let mut s = String::new();
+        for h in &self.helpers {
+            s.push_str(&h.source());
+            s.push('\n');
+        }
+        for p in &self.params {
+            if let Some(n) = p.ty.stated_len() {
+                // The harness reads the lengths to pass from here.
+                writeln!(s, "/// `{}.len() == {n}`", p.name.s).unwrap();
+            }
+        }
         match &self.wrt {
             Some(w) => writeln!(s, "#[differentiate(wrt({}))]", w.join(", ")).unwrap(),
             None => s.push_str("#[differentiate]\n"),
@@ -331,7 +472,8 @@ impl Program {
 
     /// Number of syntax nodes: the measure the shrinker decreases.
     pub fn size(&self) -> usize {
-        self.params.len()
+        self.helpers.iter().map(Program::size).sum::<usize>()
+            + self.params.len()
             + self.wrt.as_ref().map_or(0, |w| w.len() + 1)
             + self.body.iter().map(stmt_size).sum::<usize>()
             + self.tail.as_ref().map_or(0, fexpr_size)
@@ -369,14 +511,7 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             }
         }
         Stmt::Assign { name, op, val: v } => {
-            let o = match op {
-                AOp::Set => "=",
-                AOp::Add => "+=",
-                AOp::Sub => "-=",
-                AOp::Mul => "*=",
-                AOp::Div => "/=",
-            };
-            writeln!(s, "{p}{} {o} {};", name.s, val(v, ind)).unwrap();
+            writeln!(s, "{p}{} {} {};", name.s, aop_text(*op), val(v, ind)).unwrap();
         }
         Stmt::If { .. } => {
             s.push_str(&p);
@@ -425,6 +560,111 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
         Stmt::Break => writeln!(s, "{p}break;").unwrap(),
         Stmt::Continue => writeln!(s, "{p}continue;").unwrap(),
         Stmt::Return(e) => writeln!(s, "{p}return {};", fexpr(e, At::Top, ind)).unwrap(),
+        Stmt::LetArr {
+            name,
+            mutable,
+            annot,
+            init,
+        } => {
+            let m = if *mutable { "mut " } else { "" };
+            let a = match (*annot, init.is_vec()) {
+                (false, _) => String::new(),
+                (true, true) => ": Vec<f64>".into(),
+                (true, false) => format!(": [f64; {}]", init.len()),
+            };
+            writeln!(s, "{p}let {m}{}{a} = {};", name.s, arr_init(init, ind)).unwrap();
+        }
+        Stmt::Store {
+            name,
+            index,
+            op,
+            val,
+        } => {
+            writeln!(
+                s,
+                "{p}{}[{}] {} {};",
+                name.s,
+                iexpr(index, At::Top),
+                aop_text(*op),
+                fexpr(val, At::Top, ind)
+            )
+            .unwrap();
+        }
+        Stmt::ForArr {
+            walk,
+            idx,
+            elem,
+            arr,
+            amp,
+            rev,
+            body,
+        } => {
+            write!(
+                s,
+                "{p}for {} ",
+                walk_text(*walk, idx, elem, arr, *amp, *rev)
+            )
+            .unwrap();
+            block(s, body, ind);
+            s.push('\n');
+        }
+    }
+}
+
+fn aop_text(op: AOp) -> &'static str {
+    match op {
+        AOp::Set => "=",
+        AOp::Add => "+=",
+        AOp::Sub => "-=",
+        AOp::Mul => "*=",
+        AOp::Div => "/=",
+    }
+}
+
+fn arr_init(init: &ArrInit, ind: usize) -> String {
+    match init {
+        ArrInit::Zeros { vec, len, of } => {
+            let n = match of {
+                Some(w) if *vec => format!("{}.len()", w.s),
+                _ => len.to_string(),
+            };
+            if *vec {
+                format!("vec![0.0; {n}]")
+            } else {
+                format!("[0.0; {n}]")
+            }
+        }
+        ArrInit::List { vec, elems } => {
+            let e: Vec<String> = elems.iter().map(|e| fexpr(e, At::Top, ind)).collect();
+            let bang = if *vec { "vec!" } else { "" };
+            format!("{bang}[{}]", e.join(", "))
+        }
+    }
+}
+
+/// `i in 0..w.len()`, `&wi in &w`, `(i, wi) in w.iter().enumerate()`...
+fn walk_text(walk: Walk, idx: &Name, elem: &Name, arr: &Name, amp: bool, rev: bool) -> String {
+    let w = &arr.s;
+    let rev = if rev { ".rev()" } else { "" };
+    match walk {
+        Walk::Upto(n) if rev.is_empty() => format!("{} in 0..{n}", idx.s),
+        Walk::Upto(n) => format!("{} in (0..{n}).rev()", idx.s),
+        Walk::Indices if rev.is_empty() => format!("{} in 0..{w}.len()", idx.s),
+        Walk::Indices => format!("{} in (0..{w}.len()).rev()", idx.s),
+        Walk::Iter => format!("{} in {w}.iter(){rev}", elem.s),
+        Walk::RefPat { iter } => {
+            let pat = if elem.s == "_" {
+                "_".to_string()
+            } else {
+                format!("&{}", elem.s)
+            };
+            match (iter, amp) {
+                (true, _) => format!("{pat} in {w}.iter(){rev}"),
+                (false, true) => format!("{pat} in &{w}"),
+                (false, false) => format!("{pat} in {w}"),
+            }
+        }
+        Walk::Enumerate => format!("({}, {}) in {w}.iter().enumerate(){rev}", idx.s, elem.s),
     }
 }
 
@@ -566,6 +806,30 @@ fn fexpr(e: &FExpr, at: At, ind: usize) -> String {
                 format!("({s})")
             }
         }
+        FExpr::Index(n, i) => format!("{}[{}]", n.s, iexpr(i, At::Top)),
+        // A receiver derefs itself: `wi.sin()`.
+        FExpr::Deref(n) if at == At::Receiver => n.s.clone(),
+        FExpr::Deref(n) => wrap(format!("*{}", n.s), P_UNARY, at),
+        FExpr::Len(n) => {
+            let s = format!("{}.len() as f64", n.s);
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
+        FExpr::Sum(n) => format!("{}.iter().sum::<f64>()", n.s),
+        FExpr::Apply(f, args) => {
+            let a: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::F(e) => fexpr(e, At::Top, ind),
+                    Arg::A(n, true) => format!("&{}", n.s),
+                    Arg::A(n, false) => n.s.clone(),
+                })
+                .collect();
+            format!("{f}({})", a.join(", "))
+        }
     }
 }
 
@@ -594,6 +858,11 @@ pub fn typed(e: &FExpr) -> bool {
         FExpr::Call(_, path, args) => *path || typed(&args[0]),
         FExpr::If(_, t, e) => typed(&t.tail) || typed(&e.tail),
         FExpr::Block(b) => typed(&b.tail),
+        // Buffers whose elements are read are annotated when their
+        // initialiser is untyped (`tidy`).
+        FExpr::Index(..) | FExpr::Deref(_) | FExpr::Len(_) | FExpr::Sum(_) | FExpr::Apply(..) => {
+            true
+        }
     }
 }
 
@@ -606,6 +875,12 @@ fn suffix_literals(e: &mut FExpr) {
             suffix_literals(b);
         }
         FExpr::Call(_, _, args) => args.iter_mut().for_each(suffix_literals),
+        // `(if c { 0.5 } else { 3.0 }).max(x)`: the value of either branch.
+        FExpr::If(_, t, e) => {
+            suffix_literals(&mut t.tail);
+            suffix_literals(&mut e.tail);
+        }
+        FExpr::Block(b) => suffix_literals(&mut b.tail),
         _ => {}
     }
 }
@@ -705,6 +980,17 @@ pub fn stmt_size(s: &Stmt) -> usize {
         Stmt::Block(b) => 1 + list(b),
         Stmt::Break | Stmt::Continue => 1,
         Stmt::Return(e) => 1 + fexpr_size(e),
+        Stmt::LetArr { init, annot, .. } => {
+            1 + usize::from(*annot)
+                + match init {
+                    ArrInit::Zeros { of, .. } => 1 + usize::from(of.is_some()),
+                    ArrInit::List { elems, .. } => elems.iter().map(fexpr_size).sum(),
+                }
+        }
+        Stmt::Store { index, op, val, .. } => {
+            1 + usize::from(*op != AOp::Set) + iexpr_size(index) + fexpr_size(val)
+        }
+        Stmt::ForArr { rev, body, .. } => 2 + usize::from(*rev) + list(body),
     }
 }
 
@@ -730,6 +1016,18 @@ pub fn fexpr_size(e: &FExpr) -> usize {
         FExpr::Powi(path, a, _) => 2 + usize::from(*path) + fexpr_size(a),
         FExpr::If(c, t, e) => 1 + cond_size(c) + fblock_size(t) + fblock_size(e),
         FExpr::Block(b) => 1 + fblock_size(b),
+        FExpr::Index(_, i) => 2 + iexpr_size(i),
+        FExpr::Deref(_) => 2,
+        FExpr::Len(_) | FExpr::Sum(_) => 3,
+        FExpr::Apply(_, args) => {
+            2 + args
+                .iter()
+                .map(|a| match a {
+                    Arg::F(e) => fexpr_size(e),
+                    Arg::A(..) => 2,
+                })
+                .sum::<usize>()
+        }
     }
 }
 
@@ -776,7 +1074,12 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
                 ..
             }
             | Stmt::Assign { val: Val::F(e), .. }
+            | Stmt::Store { val: e, .. }
             | Stmt::Return(e) => visit_fexpr(e, f),
+            Stmt::LetArr {
+                init: ArrInit::List { elems, .. },
+                ..
+            } => elems.iter_mut().for_each(|e| visit_fexpr(e, f)),
             Stmt::If { cond, then, els } => {
                 visit_cond(cond, f);
                 visit_stmts(then, f);
@@ -788,9 +1091,10 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
                 visit_cond(cond, f);
                 visit_stmts(body, f);
             }
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
-                visit_stmts(body, f)
-            }
+            Stmt::For { body, .. }
+            | Stmt::ForArr { body, .. }
+            | Stmt::Loop { body, .. }
+            | Stmt::Block(body) => visit_stmts(body, f),
             _ => {}
         }
     }
@@ -831,6 +1135,42 @@ fn visit_fexpr(e: &mut FExpr, f: &mut dyn FnMut(&mut FExpr)) {
             visit_stmts(&mut b.stmts, f);
             visit_fexpr(&mut b.tail, f);
         }
-        FExpr::Var(_) | FExpr::Lit(_) | FExpr::Pi | FExpr::Cast(_) => {}
+        FExpr::Apply(_, args) => {
+            for a in args {
+                if let Arg::F(e) = a {
+                    visit_fexpr(e, f);
+                }
+            }
+        }
+        FExpr::Var(_)
+        | FExpr::Lit(_)
+        | FExpr::Pi
+        | FExpr::Cast(_)
+        | FExpr::Index(..)
+        | FExpr::Deref(_)
+        | FExpr::Len(_)
+        | FExpr::Sum(_) => {}
     }
+}
+
+/// Calls `f` on every statement list of `list`, inner lists first, the
+/// lists inside block expressions excepted.
+pub fn visit_stmt_lists(list: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Vec<Stmt>)) {
+    for s in list.iter_mut() {
+        match s {
+            Stmt::If { then, els, .. } => {
+                visit_stmt_lists(then, f);
+                if let Some(e) = els {
+                    visit_stmt_lists(e, f);
+                }
+            }
+            Stmt::For { body, .. }
+            | Stmt::ForArr { body, .. }
+            | Stmt::While { body, .. }
+            | Stmt::Loop { body, .. }
+            | Stmt::Block(body) => visit_stmt_lists(body, f),
+            _ => {}
+        }
+    }
+    f(list);
 }

@@ -182,6 +182,24 @@ impl DivAssign for D {
     }
 }
 
+/// `iter().sum::<D>()`: the value summed exactly as `f64`'s `sum` does it
+/// (its starting value included), so that it stays bit-identical.
+impl std::iter::Sum for D {
+    fn sum<I: Iterator<Item = D>>(iter: I) -> D {
+        let items: Vec<D> = iter.collect();
+        let v = items.iter().map(|x| x.v).sum::<f64>();
+        let d = items.iter().map(|x| x.d).sum::<f64>();
+        let m = items.iter().map(|x| x.m).sum::<f64>();
+        mk(v, d, m)
+    }
+}
+
+impl<'a> std::iter::Sum<&'a D> for D {
+    fn sum<I: Iterator<Item = &'a D>>(iter: I) -> D {
+        iter.copied().sum()
+    }
+}
+
 /// The two sides of a comparison, active if either is.
 fn either(a: D, b: D) -> D {
     D {

@@ -1,13 +1,15 @@
-//! From the text of a `#[differentiate]` function, the oracle's copy of it and
-//! the glue that calls both.
+//! From the text of a `#[differentiate]` function (after the helpers it
+//! calls), the oracle's copy of it and the glue that calls both.
 //!
 //! The copy is the same syntax tree with `f64` replaced by the dual number
-//! type `D`: every float literal `c` becomes `D::c(c)`, every `e as f64`
-//! becomes `D::c(e as f64)`, every `f64::consts::..` path `D::c(..)`, and
-//! `f64::sin(x)`
-//! becomes `D::sin(x)`. Nothing else changes: the oracle evaluates the very
-//! program the macro saw, with its own derivative rules.
+//! type `D`: every float literal `c` becomes `D::c(c)` (inside `vec![..]`
+//! too), every `e as f64` becomes `D::c(e as f64)`, every `f64::consts::..`
+//! path `D::c(..)`, `f64::sin(x)` becomes `D::sin(x)`, `&[f64]` becomes
+//! `&[D]`, `sum::<f64>()` becomes `sum::<D>()`, and a call of a helper
+//! `g(..)` calls its copy `g_dual(..)`. Nothing else changes: the oracle
+//! evaluates the very program the macro saw, with its own derivative rules.
 
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, Expr, FnArg, ItemFn, Lit, Pat, Type};
@@ -18,6 +20,21 @@ pub enum ParamTy {
     /// An integer type, by name.
     Int(String),
     Bool,
+    /// An array of floats of the given length.
+    Array(ArrayKind, usize),
+}
+
+/// How an array parameter is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// `&[f64]`
+    Slice,
+    /// `&Vec<f64>`
+    VecRef,
+    /// `[f64; N]`
+    Owned,
+    /// `&[f64; N]`
+    Ref,
 }
 
 #[derive(Clone, Debug)]
@@ -31,7 +48,8 @@ impl Sig {
     /// Whether parameter `i` has a gradient entry.
     pub fn differentiable(&self, i: usize) -> bool {
         let (name, ty) = &self.params[i];
-        *ty == ParamTy::Float && self.wrt.as_ref().is_none_or(|w| w.contains(name))
+        matches!(ty, ParamTy::Float | ParamTy::Array(..))
+            && self.wrt.as_ref().is_none_or(|w| w.contains(name))
     }
 
     pub fn n_differentiable(&self) -> usize {
@@ -49,7 +67,110 @@ fn path_mentions_f64(p: &syn::Path) -> bool {
     p.segments.iter().any(|s| s.ident == "f64")
 }
 
-struct ToDual;
+/// `[f64]` or `[f64; N]` (with `N`), `Vec<f64>`.
+fn array_elem(ty: &Type) -> Option<(bool, Option<usize>)> {
+    match ty {
+        Type::Slice(s) if is_f64(&s.elem) => Some((false, None)),
+        Type::Array(a) if is_f64(&a.elem) => {
+            let Expr::Lit(syn::ExprLit {
+                lit: Lit::Int(n), ..
+            }) = &a.len
+            else {
+                return None;
+            };
+            Some((false, n.base10_parse().ok()))
+        }
+        Type::Path(p) => {
+            let seg = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+                return None;
+            };
+            let is_vec_f64 = seg.ident == "Vec"
+                && matches!(args.args.first(), Some(syn::GenericArgument::Type(t)) if is_f64(t));
+            is_vec_f64.then_some((true, None))
+        }
+        _ => None,
+    }
+}
+
+/// The lengths the doc comment states: `` /// `w.len() == 3` ``.
+fn stated_lengths(attrs: &[syn::Attribute]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for a in attrs {
+        let syn::Meta::NameValue(nv) = &a.meta else {
+            continue;
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(doc), ..
+        }) = &nv.value
+        else {
+            continue;
+        };
+        let text = doc.value();
+        let text = text.trim().trim_matches('`');
+        if let Some((name, n)) = text.split_once(".len() == ") {
+            if let Ok(n) = n.trim().parse() {
+                out.push((name.trim().to_string(), n));
+            }
+        }
+    }
+    out
+}
+
+fn param_ty(ty: &Type, name: &str, lens: &[(String, usize)]) -> Result<ParamTy, String> {
+    let stated = || {
+        lens.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| *l)
+            .ok_or_else(|| format!("no stated length for `{name}`"))
+    };
+    match ty {
+        t if is_f64(t) => Ok(ParamTy::Float),
+        Type::Path(p) if p.path.is_ident("bool") => Ok(ParamTy::Bool),
+        Type::Path(p) if p.path.get_ident().is_some() => {
+            Ok(ParamTy::Int(p.path.get_ident().unwrap().to_string()))
+        }
+        Type::Reference(r) if r.mutability.is_none() => match array_elem(&r.elem) {
+            Some((true, None)) => Ok(ParamTy::Array(ArrayKind::VecRef, stated()?)),
+            Some((false, None)) => Ok(ParamTy::Array(ArrayKind::Slice, stated()?)),
+            Some((false, Some(n))) => Ok(ParamTy::Array(ArrayKind::Ref, n)),
+            _ => Err(format!("parameter type {}", ty.to_token_stream())),
+        },
+        t => match array_elem(t) {
+            Some((false, Some(n))) => Ok(ParamTy::Array(ArrayKind::Owned, n)),
+            _ => Err(format!("parameter type {}", t.to_token_stream())),
+        },
+    }
+}
+
+/// Rewrites a program to dual numbers; `helpers` are the functions whose
+/// calls go to their `_dual` copies.
+struct ToDual {
+    helpers: Vec<String>,
+}
+
+impl ToDual {
+    /// `vec![e; n]` and `vec![a, b]`, their elements rewritten.
+    fn vec_macro(&mut self, m: &mut syn::ExprMacro) {
+        use syn::parse::Parser;
+        let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
+            let value: Expr = input.parse()?;
+            input.parse::<syn::Token![;]>()?;
+            Ok((value, input.parse()?))
+        };
+        if let Ok((mut value, mut len)) = repeat.parse2(m.mac.tokens.clone()) {
+            self.visit_expr_mut(&mut value);
+            self.visit_expr_mut(&mut len);
+            m.mac.tokens = quote!(#value; #len);
+            return;
+        }
+        let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(mut elems) = list.parse2(m.mac.tokens.clone()) {
+            elems.iter_mut().for_each(|e| self.visit_expr_mut(e));
+            m.mac.tokens = quote!(#elems);
+        }
+    }
+}
 
 impl VisitMut for ToDual {
     fn visit_type_mut(&mut self, t: &mut Type) {
@@ -74,11 +195,24 @@ impl VisitMut for ToDual {
                 let p = p.clone();
                 *e = parse_quote!(D::c(#p));
             }
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => self.vec_macro(m),
+            Expr::Binary(b) if matches!(&*b.left, Expr::Index(_)) => {
+                visit_mut::visit_expr_binary_mut(self, b);
+                if let Some(op) = plain_op(&b.op) {
+                    // `v[i] += v[j]` borrows `v` mutably, then reads it, when
+                    // `+=` is `D`'s `AddAssign`: written `v[i] = v[i] + v[j]`,
+                    // the same value.
+                    let (l, r) = (&b.left, &b.right);
+                    *e = parse_quote!(#l = #l #op (#r));
+                }
+            }
             Expr::Call(c) => {
                 if let Expr::Path(p) = &mut *c.func {
                     let segs = &mut p.path.segments;
                     if segs.len() == 2 && segs[0].ident == "f64" {
                         segs[0].ident = format_ident!("D");
+                    } else if segs.len() == 1 && self.helpers.iter().any(|h| segs[0].ident == h) {
+                        segs[0].ident = format_ident!("{}_dual", segs[0].ident);
                     }
                 }
                 for a in c.args.iter_mut() {
@@ -88,6 +222,18 @@ impl VisitMut for ToDual {
             _ => visit_mut::visit_expr_mut(self, e),
         }
     }
+}
+
+/// The operator of a compound assignment (`+` of `+=`).
+fn plain_op(op: &syn::BinOp) -> Option<syn::BinOp> {
+    use syn::BinOp::*;
+    Some(match op {
+        AddAssign(_) => parse_quote!(+),
+        SubAssign(_) => parse_quote!(-),
+        MulAssign(_) => parse_quote!(*),
+        DivAssign(_) => parse_quote!(/),
+        _ => return None,
+    })
 }
 
 /// `wrt(a, b)` from the attribute's arguments.
@@ -107,10 +253,23 @@ fn parse_wrt(tokens: proc_macro2::TokenStream) -> Result<Vec<String>, String> {
     parser.parse2(tokens).map_err(|e| e.to_string())
 }
 
-/// The signature of the `#[differentiate]` function in `src`, and the text of
-/// its dual-number copy, named `<name>_dual`.
+/// The signature of the last `#[differentiate]` function in `src` (the
+/// others are the helpers it calls), and the text of the dual-number copies
+/// of all of them, each named `<name>_dual`.
 pub fn dualize(src: &str) -> Result<(Sig, String), String> {
-    let f: ItemFn = syn::parse_str(src).map_err(|e| format!("cannot parse the program: {e}"))?;
+    let file: syn::File =
+        syn::parse_str(src).map_err(|e| format!("cannot parse the program: {e}"))?;
+    let fns: Vec<&ItemFn> = file
+        .items
+        .iter()
+        .map(|i| match i {
+            syn::Item::Fn(f) => Ok(f),
+            _ => Err("an item that is not a function".to_string()),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(f) = fns.last() else {
+        return Err("no function".into());
+    };
     let mut wrt = None;
     for a in &f.attrs {
         if a.path().is_ident("differentiate") {
@@ -119,6 +278,7 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
             }
         }
     }
+    let lens = stated_lengths(&f.attrs);
     let mut params = Vec::new();
     for arg in &f.sig.inputs {
         let FnArg::Typed(pt) = arg else {
@@ -127,100 +287,172 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
         let Pat::Ident(pi) = &*pt.pat else {
             return Err("a parameter pattern".into());
         };
-        let ty = match &*pt.ty {
-            t if is_f64(t) => ParamTy::Float,
-            Type::Path(p) if p.path.is_ident("bool") => ParamTy::Bool,
-            Type::Path(p) if p.path.get_ident().is_some() => {
-                ParamTy::Int(p.path.get_ident().unwrap().to_string())
-            }
-            other => return Err(format!("parameter type {}", other.to_token_stream())),
-        };
-        params.push((pi.ident.to_string(), ty));
+        let name = pi.ident.to_string();
+        let ty = param_ty(&pt.ty, &name, &lens)?;
+        params.push((name, ty));
     }
     let sig = Sig {
         name: f.sig.ident.to_string(),
         params,
         wrt,
     };
-    let mut d = f.clone();
-    // The copy is printed by prettyplease, whose one-line blocks (`{ for
-    // .. {} }`) draw layout-dependent lints the program itself does not.
-    d.attrs = vec![parse_quote!(#[allow(unused_braces, unused_parens)])];
-    d.vis = parse_quote!(pub);
-    d.sig.ident = format_ident!("{}_dual", f.sig.ident);
-    ToDual.visit_item_fn_mut(&mut d);
+    let helpers: Vec<String> = fns.iter().map(|f| f.sig.ident.to_string()).collect();
+    let mut to_dual = ToDual { helpers };
+    let items = fns
+        .iter()
+        .map(|f| {
+            let mut d = (*f).clone();
+            // The copy is printed by prettyplease, whose one-line blocks
+            // (`{ for .. {} }`) draw layout-dependent lints the program
+            // itself does not.
+            d.attrs = vec![parse_quote!(#[allow(unused_braces, unused_parens)])];
+            d.vis = parse_quote!(pub);
+            d.sig.ident = format_ident!("{}_dual", f.sig.ident);
+            to_dual.visit_item_fn_mut(&mut d);
+            syn::Item::Fn(d)
+        })
+        .collect();
     let file = syn::File {
         shebang: None,
         attrs: Vec::new(),
-        items: vec![syn::Item::Fn(d)],
+        items,
     };
     Ok((sig, prettyplease::unparse(&file)))
 }
 
-/// The module of one case in the generated crate: the program, its dual
-/// copy, and `PROG` describing how to call them. Returns the text and the
-/// 1-based line ranges (inclusive) of the program and of the dual copy.
-pub fn module(
-    id: usize,
-    seed: u64,
-    src: &str,
-    sig: &Sig,
-    dual: &str,
-) -> (String, (usize, usize), (usize, usize)) {
+/// Line ranges (1-based, inclusive) of the parts of a case's module.
+#[derive(Clone, Copy, Debug)]
+pub struct Regions {
+    /// The program under `#[differentiate]`.
+    pub user: (usize, usize),
+    /// The program alone, without the attributes: an error there is the
+    /// generator's, not the macro's.
+    pub plain: (usize, usize),
+    pub dual: (usize, usize),
+}
+
+/// The expressions passing parameter `i` to the program and to its dual
+/// copy (seeded along `dir` when the parameter is differentiable, its
+/// first direction being `base`), and its `Kind`.
+fn param_glue(
+    i: usize,
+    ty: &ParamTy,
+    differentiable: bool,
+    base: usize,
+) -> (TokenStream, TokenStream, TokenStream) {
+    match ty {
+        ParamTy::Float => {
+            let seed = if differentiable {
+                quote!(dir == #base)
+            } else {
+                quote!(false)
+            };
+            (
+                quote!(p[#i].f()),
+                quote!(p[#i].d(#seed)),
+                quote!(Kind::F(#differentiable)),
+            )
+        }
+        ParamTy::Int(t) => {
+            let t = format_ident!("{}", t);
+            (
+                quote!(p[#i].i() as #t),
+                quote!(p[#i].i() as #t),
+                quote!(Kind::I),
+            )
+        }
+        ParamTy::Bool => (quote!(p[#i].b()), quote!(p[#i].b()), quote!(Kind::B)),
+        ParamTy::Array(kind, n) => {
+            // The element `k` is seeded when `dir == base + k`.
+            let k = if differentiable {
+                quote!(dir.wrapping_sub(#base))
+            } else {
+                quote!(usize::MAX)
+            };
+            let (arg, darg) = match kind {
+                ArrayKind::Slice | ArrayKind::VecRef => (quote!(p[#i].s()), quote!(&p[#i].ds(#k))),
+                ArrayKind::Owned => (quote!(p[#i].arr::<#n>()), quote!(p[#i].ds_arr::<#n>(#k))),
+                ArrayKind::Ref => (quote!(&p[#i].arr::<#n>()), quote!(&p[#i].ds_arr::<#n>(#k))),
+            };
+            (arg, darg, quote!(Kind::S(#differentiable, #n)))
+        }
+    }
+}
+
+/// A zeroed buffer for `f_adjoint_acc`, its `&mut` argument.
+fn acc_buffer(j: usize, ty: &ParamTy) -> (TokenStream, TokenStream) {
+    let b = format_ident!("b{}", j);
+    match ty {
+        ParamTy::Array(_, n) => (
+            quote!(let mut #b: Vec<f64> = vec![ACC_START; #n];),
+            quote!(&mut #b),
+        ),
+        _ => (quote!(let mut #b: f64 = ACC_START;), quote!(&mut #b)),
+    }
+}
+
+/// The module of one case in the generated crate: the program, the program
+/// alone, its dual copy, and `PROG` describing how to call them. Returns the
+/// text and where each part is.
+pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String, Regions) {
     let name = format_ident!("{}", sig.name);
     let grad = format_ident!("{}_grad", sig.name);
     let adjoint = format_ident!("{}_adjoint", sig.name);
+    let acc = format_ident!("{}_adjoint_acc", sig.name);
     let dual_name = format_ident!("{}_dual", sig.name);
-    let n = sig.n_differentiable();
     let mut args = Vec::new();
     let mut dargs = Vec::new();
     let mut kinds = Vec::new();
+    let mut buffers = Vec::new();
+    let mut buffer_args = Vec::new();
     let mut dir = 0usize;
     for (i, (_, ty)) in sig.params.iter().enumerate() {
-        match ty {
-            ParamTy::Float => {
-                args.push(quote!(p[#i].f()));
-                if sig.differentiable(i) {
-                    dargs.push(quote!(p[#i].d(dir == #dir)));
-                    kinds.push(quote!(Kind::F(true)));
-                    dir += 1;
-                } else {
-                    dargs.push(quote!(p[#i].d(false)));
-                    kinds.push(quote!(Kind::F(false)));
-                }
-            }
-            ParamTy::Int(t) => {
-                let t = format_ident!("{}", t);
-                args.push(quote!(p[#i].i() as #t));
-                dargs.push(quote!(p[#i].i() as #t));
-                kinds.push(quote!(Kind::I));
-            }
-            ParamTy::Bool => {
-                args.push(quote!(p[#i].b()));
-                dargs.push(quote!(p[#i].b()));
-                kinds.push(quote!(Kind::B));
-            }
+        let differentiable = sig.differentiable(i);
+        let (arg, darg, kind) = param_glue(i, ty, differentiable, dir);
+        args.push(arg);
+        dargs.push(darg);
+        kinds.push(kind);
+        if differentiable {
+            let (decl, arg) = acc_buffer(buffers.len(), ty);
+            buffers.push(decl);
+            buffer_args.push(arg);
+            dir += match ty {
+                ParamTy::Array(_, n) => *n,
+                _ => 1,
+            };
         }
     }
+    let n = buffers.len();
     let gs: Vec<_> = (0..n).map(|i| format_ident!("g{}", i)).collect();
-    let (gpat, gvec) = if n == 1 {
-        (quote!(g0), quote!(vec![g0]))
+    let bs: Vec<_> = (0..n).map(|i| format_ident!("b{}", i)).collect();
+    let gpat = if n == 1 {
+        quote!(g0)
     } else {
-        (quote!((#(#gs),*)), quote!(vec![#(#gs),*]))
+        quote!((#(#gs),*))
     };
-    let uses_dir = dir > 0;
-    let dir_param = if uses_dir { quote!(dir) } else { quote!(_dir) };
+    let dir_param = if dir > 0 { quote!(dir) } else { quote!(_dir) };
     let glue = quote! {
         fn primal(p: &[Input]) -> f64 {
             #name(#(#args),*)
         }
         fn grad(p: &[Input]) -> (f64, Vec<f64>) {
             let (v, #gpat) = #grad(#(#args),*);
-            (v, #gvec)
+            let mut out = Vec::new();
+            #(#gs.flat(&mut out);)*
+            (v, out)
         }
         fn adjoint(p: &[Input], d_out: f64) -> Vec<f64> {
             let #gpat = #adjoint(#(#args,)* d_out);
-            #gvec
+            let mut out = Vec::new();
+            #(#gs.flat(&mut out);)*
+            out
+        }
+        fn adjoint_acc(p: &[Input], d_out: f64) -> Vec<f64> {
+            #(#buffers)*
+            #acc(#(#args,)* d_out, #(#buffer_args),*);
+            let mut out = Vec::new();
+            #(#bs.flat(&mut out);)*
+            out
         }
         fn dual(p: &[Input], #dir_param: usize) -> D {
             #dual_name(#(#dargs),*)
@@ -232,22 +464,35 @@ pub fn module(
             primal,
             grad,
             adjoint,
+            adjoint_acc,
             dual,
         };
     };
-    let header = "use crate::dual::*;\nuse crate::runner::{Input, Kind, Prog};\nuse gradmacro::differentiate;\n\n";
+    let header = "use crate::dual::*;\nuse crate::runner::{Flat, Input, Kind, Prog, ACC_START};\nuse gradmacro::differentiate;\n\n";
     let mut text = String::from(header);
-    let u0 = text.lines().count() + 1;
-    text.push_str(src.trim_end());
-    text.push('\n');
-    let u1 = text.lines().count();
-    text.push('\n');
-    let d0 = text.lines().count() + 1;
-    text.push_str(dual);
-    text.push('\n');
-    let d1 = text.lines().count();
-    text.push('\n');
+    let user = append(&mut text, src.trim_end());
+    // Only `dead_code` is allowed: every other warning of the program is
+    // the generator's to avoid.
+    text.push_str("#[allow(dead_code)]\nmod plain {\n");
+    let alone: Vec<&str> = src
+        .trim_end()
+        .lines()
+        .filter(|l| !l.starts_with("#[differentiate"))
+        .collect();
+    let plain = append(&mut text, &alone.join("\n"));
+    text.push_str("}\n\n");
+    let dual = append(&mut text, dual.trim_end());
     text.push_str(&glue.to_string());
     text.push('\n');
-    (text, (u0, u1), (d0, d1))
+    (text, Regions { user, plain, dual })
+}
+
+/// Appends `part` and a blank line; returns the lines `part` occupies.
+fn append(text: &mut String, part: &str) -> (usize, usize) {
+    let first = text.lines().count() + 1;
+    text.push_str(part);
+    text.push('\n');
+    let last = text.lines().count();
+    text.push('\n');
+    (first, last)
 }

@@ -33,11 +33,21 @@ const LITERALS: &[&str] = &[
     "4.0", "0.6", "0.0", "1.75", "0.05",
 ];
 
+/// Local buffers, index variables and element bindings: apart from the
+/// float names, so that no walk or store is ever aimed at a float.
+const BUF_NAMES: &[&str] = &["buf", "vs", "cells", "tmp", "vals"];
+const INDEX_NAMES: &[&str] = &["i", "j", "l"];
+const ELEM_NAMES: &[&str] = &["wi", "el", "xi", "elem"];
+/// Every array the programs see has at least this many elements, so a
+/// helper's slice parameter can take any of them.
+const MIN_LEN: usize = 2;
+
 #[derive(Clone, Debug)]
 struct Slot {
     name: String,
     ty: Ty,
-    /// Can be assigned to (a `let` or a float parameter).
+    /// Can be assigned to (a `let` or a float parameter; for an array, a
+    /// local buffer, whose elements can be stored to).
     assignable: bool,
     /// Initialised (a `let x;` becomes readable once assigned on all paths).
     ready: bool,
@@ -45,6 +55,26 @@ struct Slot {
     loop_var: bool,
     /// A parameter (overwriting it before reading it draws a warning).
     param: bool,
+    /// An array's length; an index's exclusive upper bound.
+    len: usize,
+    /// An array passed and walked as `&v` (it is not a reference).
+    amp: bool,
+}
+
+/// Which of the array and call features a program uses.
+#[derive(Clone, Copy, Debug, Default)]
+struct Features {
+    array_params: bool,
+    buffers: bool,
+    helpers: bool,
+}
+
+/// What a call of a helper must pass: floats, and arrays (of any length,
+/// all being at least `MIN_LEN` long).
+#[derive(Clone, Debug)]
+struct HelperSig {
+    name: String,
+    arrays: Vec<bool>,
 }
 
 pub struct Gen {
@@ -58,6 +88,11 @@ pub struct Gen {
     in_fblock: usize,
     /// Nesting of statements.
     depth: usize,
+    features: Features,
+    /// The helpers the function being generated may call.
+    callable: Vec<HelperSig>,
+    /// Arrays an enclosing loop walks by element: borrowed, so not stored to.
+    borrowed: Vec<String>,
 }
 
 /// The program of a seed, tidied; `Err` only if the generator produced
@@ -71,21 +106,23 @@ pub fn program(seed: u64) -> Result<Program, String> {
         guards: 0,
         in_fblock: 0,
         depth: 0,
+        features: Features::default(),
+        callable: Vec::new(),
+        borrowed: Vec::new(),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
     let mut last = String::new();
     for _ in 0..20 {
-        g.scopes = vec![Vec::new()];
-        g.guards = 0;
-        g.loops = 0;
-        g.depth = 0;
-        g.in_fblock = 0;
+        g.reset();
         let mut p = g.program();
         let raw = p.source();
         let tidied = tidy::tidy(&mut p).and_then(|()| {
             // What tidying removed may have been the only use of a parameter.
             g.use_every_param(&mut p);
+            for h in &mut p.helpers {
+                g.use_every_param(h);
+            }
             tidy::tidy(&mut p)
         });
         match tidied {
@@ -97,21 +134,84 @@ pub fn program(seed: u64) -> Result<Program, String> {
 }
 
 impl Gen {
+    fn reset(&mut self) {
+        self.scopes = vec![Vec::new()];
+        self.loops = 0;
+        self.depth = 0;
+        self.in_fblock = 0;
+        self.borrowed.clear();
+    }
+
     fn program(&mut self) -> Program {
+        self.guards = 0;
+        self.callable = Vec::new();
+        self.features = self.draw_features();
+        let mut helpers = Vec::new();
+        if self.features.helpers {
+            let n = 1 + usize::from(self.rng.chance(0.3));
+            for k in 1..=n {
+                helpers.push(self.helper(k));
+            }
+        }
+        self.callable = helpers.iter().map(signature_of).collect();
+        let mut params = self.scalar_params();
+        if self.features.array_params {
+            params.extend(self.array_params(&params));
+        }
+        if params.iter().all(|p| !p.ty.floats()) {
+            params.push(float_param("x"));
+        }
+        // Shuffle (Fisher-Yates).
+        for i in (1..params.len()).rev() {
+            let j = self.rng.below(i + 1);
+            params.swap(i, j);
+        }
+        let wrt = self.wrt(&params);
+        let (body, tail) = self.function_body(&params, 4, 26, 2, 10);
+        Program {
+            helpers,
+            name: "f".into(),
+            wrt,
+            params,
+            body,
+            tail,
+        }
+    }
+
+    /// About a third of the programs use arrays, local buffers or calls.
+    fn draw_features(&mut self) -> Features {
+        if !self.rng.chance(0.44) {
+            return Features::default();
+        }
+        loop {
+            let f = Features {
+                array_params: self.rng.chance(0.55),
+                buffers: self.rng.chance(0.6),
+                helpers: self.rng.chance(0.5),
+            };
+            if f.array_params || f.buffers || f.helpers {
+                return f;
+            }
+        }
+    }
+
+    /// The float parameters (`x`, `y`, `z`, now and then named like what
+    /// the macro generates), and now and then an integer `n` and a `flag`.
+    fn scalar_params(&mut self) -> Vec<Param> {
         let r = &mut self.rng;
-        let nf = 1 + r.weighted(&[25, 45, 30]);
+        let mut nf = 1 + r.weighted(&[25, 45, 30]);
+        if self.features.array_params && r.chance(0.25) {
+            // The array alone: a gradient that is a bare `Vec`.
+            nf = 0;
+        }
         let mut params: Vec<Param> = Vec::new();
         let mut float_names = ["x", "y", "z"];
-        if r.chance(0.06) {
+        if nf > 0 && r.chance(0.06) {
             let tricky = *r.pick(&["d_out", "out", "value", "t1", "d_x"]);
             float_names[r.below(nf)] = tricky;
         }
         for name in float_names.iter().take(nf) {
-            params.push(Param {
-                name: Name::new(name),
-                ty: PTy::F64,
-                mutable: false,
-            });
+            params.push(float_param(name));
         }
         if r.chance(0.35) {
             let ty = if r.chance(0.6) { PTy::Usize } else { PTy::I32 };
@@ -128,26 +228,67 @@ impl Gen {
                 mutable: false,
             });
         }
-        // Shuffle (Fisher-Yates).
-        for i in (1..params.len()).rev() {
-            let j = r.below(i + 1);
-            params.swap(i, j);
-        }
-        let wrt = if nf >= 2 && r.chance(0.1) {
-            let floats: Vec<String> = params
-                .iter()
-                .filter(|p| p.ty == PTy::F64)
-                .map(|p| p.name.s.clone())
-                .collect();
-            let mut keep: Vec<String> = floats.iter().filter(|_| r.chance(0.5)).cloned().collect();
-            if keep.is_empty() || keep.len() == floats.len() {
-                keep = vec![floats[r.below(floats.len())].clone()];
+        params
+    }
+
+    /// One or two array parameters, mostly `&[f64]`, of length 2 to 5.
+    fn array_params(&mut self, taken: &[Param]) -> Vec<Param> {
+        let n = 1 + usize::from(self.rng.chance(0.25));
+        let mut out = Vec::new();
+        for name in ["w", "xs"].iter().take(n) {
+            let kind = *self.rng.pick(&[
+                ArrTy::Slice,
+                ArrTy::Slice,
+                ArrTy::Slice,
+                ArrTy::VecRef,
+                ArrTy::Array,
+                ArrTy::ArrayRef,
+            ]);
+            let len = self.rng.range(MIN_LEN as i64, 5) as usize;
+            if !taken.iter().any(|p| p.name.s == *name) {
+                out.push(Param {
+                    name: Name::new(name),
+                    ty: PTy::Arr(kind, len),
+                    mutable: false,
+                });
             }
-            Some(keep)
-        } else {
-            None
-        };
-        for p in &params {
+        }
+        out
+    }
+
+    /// Now and then `wrt(..)` names some of the differentiable parameters.
+    fn wrt(&mut self, params: &[Param]) -> Option<Vec<String>> {
+        let floats: Vec<String> = params
+            .iter()
+            .filter(|p| p.ty.floats())
+            .map(|p| p.name.s.clone())
+            .collect();
+        if floats.len() < 2 || !self.rng.chance(0.1) {
+            return None;
+        }
+        let r = &mut self.rng;
+        let mut keep: Vec<String> = floats.iter().filter(|_| r.chance(0.5)).cloned().collect();
+        if keep.is_empty() || keep.len() == floats.len() {
+            keep = vec![floats[r.below(floats.len())].clone()];
+        }
+        Some(keep)
+    }
+
+    /// The body and tail of a function of `params`: a budget of `lo..=hi`
+    /// statements, `top_lo..=top_hi` of them at the top level.
+    fn function_body(
+        &mut self,
+        params: &[Param],
+        lo: i64,
+        hi: i64,
+        top_lo: i64,
+        top_hi: i64,
+    ) -> (Vec<Stmt>, Option<FExpr>) {
+        for p in params {
+            let len = match p.ty {
+                PTy::Arr(_, n) => n,
+                _ => 0,
+            };
             self.scopes[0].push(Slot {
                 name: p.name.s.clone(),
                 ty: p.ty.ty(),
@@ -155,10 +296,12 @@ impl Gen {
                 ready: true,
                 loop_var: false,
                 param: true,
+                len,
+                amp: p.ty.owned_array(),
             });
         }
-        self.budget = self.rng.range(4, 26);
-        let top = self.rng.range(2, 10) as usize;
+        self.budget = self.rng.range(lo, hi);
+        let top = self.rng.range(top_lo, top_hi) as usize;
         self.scopes.push(Vec::new());
         let body = self.stmts(top);
         let (body, tail) = if !tidy::block_diverges(&body) && self.rng.chance(0.05) {
@@ -173,17 +316,40 @@ impl Gen {
             (body, Some(t))
         };
         self.scopes.pop();
+        (body, tail)
+    }
+
+    /// A helper `g<k>(x[, y][, w: &[f64]])`, short, calling no helper.
+    fn helper(&mut self, k: usize) -> Program {
+        self.reset();
+        let mut params = vec![float_param("x")];
+        if self.rng.chance(0.5) {
+            params.push(float_param("y"));
+        }
+        if self.rng.chance(0.5) {
+            params.push(Param {
+                name: Name::new("w"),
+                ty: PTy::Arr(ArrTy::Slice, MIN_LEN),
+                mutable: false,
+            });
+            if self.rng.chance(0.3) {
+                params.remove(0);
+            }
+        }
+        let (body, tail) = self.function_body(&params, 1, 8, 1, 4);
+        self.reset();
         Program {
-            name: "f".into(),
-            wrt,
+            helpers: Vec::new(),
+            name: format!("g{k}"),
+            wrt: None,
             params,
             body,
             tail,
         }
     }
 
-    /// The tail: an expression over a few of the visible float variables,
-    /// so that what the body computed reaches the output.
+    /// The tail: an expression over a few of the visible float variables
+    /// and arrays, so that what the body computed reaches the output.
     fn tail(&mut self) -> FExpr {
         let mut e = self.fexpr(2);
         let vars: Vec<String> = self.visible(Ty::F).into_iter().map(|s| s.name).collect();
@@ -191,6 +357,22 @@ impl Gen {
             if self.rng.chance(0.6) {
                 let op = *self.rng.pick(&[FOp::Add, FOp::Add, FOp::Sub, FOp::Mul]);
                 e = FExpr::Bin(op, Box::new(e), Box::new(FExpr::Var(Name::new(&v))));
+            }
+        }
+        if !self.callable.is_empty() && self.rng.chance(0.5) {
+            let call = self.helper_calls(1);
+            e = FExpr::Bin(FOp::Add, Box::new(e), Box::new(call));
+        }
+        for a in self.visible(Ty::A) {
+            if self.rng.chance(0.6) {
+                let read = if self.rng.chance(0.6) {
+                    FExpr::Sum(Name::new(&a.name))
+                } else {
+                    let k = self.rng.below(a.len) as i64;
+                    FExpr::Index(Name::new(&a.name), IExpr::Lit(k))
+                };
+                let op = *self.rng.pick(&[FOp::Add, FOp::Sub, FOp::Mul]);
+                e = FExpr::Bin(op, Box::new(e), Box::new(read));
             }
         }
         e
@@ -204,7 +386,7 @@ impl Gen {
             return;
         };
         for q in &probe.params {
-            if q.ty == PTy::F64 && info.reads[q.name.id] == 0 {
+            if q.ty.floats() && info.reads[q.name.id] == 0 {
                 let name = q.name.s.trim_start_matches('_');
                 for r in &mut p.params {
                     if r.name.s == q.name.s {
@@ -218,7 +400,12 @@ impl Gen {
                         }
                     }
                 }
-                let v = FExpr::Var(Name::new(name));
+                let n = Name::new(name);
+                let v = match q.ty {
+                    PTy::F64 => FExpr::Var(n),
+                    _ if self.rng.chance(0.5) => FExpr::Sum(n),
+                    _ => FExpr::Index(n, IExpr::Lit(0)),
+                };
                 let v = if self.rng.chance(0.5) {
                     FExpr::Call(Fun::Sin, false, vec![v])
                 } else {
@@ -262,6 +449,11 @@ impl Gen {
     }
 
     fn declare(&mut self, name: &str, ty: Ty, assignable: bool, ready: bool) {
+        self.declare_sized(name, ty, assignable, ready, 0);
+    }
+
+    /// `len`: an array's length, an index's bound.
+    fn declare_sized(&mut self, name: &str, ty: Ty, assignable: bool, ready: bool, len: usize) {
         self.scopes.last_mut().unwrap().push(Slot {
             name: name.to_string(),
             ty,
@@ -269,7 +461,26 @@ impl Gen {
             ready,
             loop_var: false,
             param: false,
+            len,
+            amp: ty == Ty::A,
         });
+    }
+
+    /// A name from `pool` not visible anywhere, else `<pool[0]><k>`.
+    fn fresh_from(&mut self, pool: &[&str]) -> String {
+        let taken = self.all_names();
+        let free: Vec<&str> = pool
+            .iter()
+            .copied()
+            .filter(|n| !taken.iter().any(|t| t == n))
+            .collect();
+        if !free.is_empty() {
+            return self.rng.pick(&free).to_string();
+        }
+        (1..)
+            .map(|i| format!("{}{i}", pool[0]))
+            .find(|n| !taken.contains(n))
+            .unwrap()
     }
 
     fn set_ready(&mut self, name: &str) {
@@ -393,6 +604,9 @@ impl Gen {
             .filter(|s| s.assignable)
             .collect();
         let nested_ok = self.depth < 3;
+        let arrays = self.visible(Ty::A);
+        let buffers = self.buffers().len();
+        let walks_ok = !arrays.is_empty() && nested_ok && self.loops < 2;
         let w = [
             28,                                         // let float
             5,                                          // let int
@@ -406,6 +620,9 @@ impl Gen {
             3 * u32::from(nested_ok),                   // block
             if self.loops > 0 { 7 } else { 0 },         // break / continue
             4,                                          // return
+            if self.features.buffers { 12 } else { 0 }, // let buffer
+            if buffers > 0 { 14 } else { 0 },           // store
+            8 * u32::from(walks_ok),                    // walk
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -454,7 +671,10 @@ impl Gen {
             8 => self.loop_stmt(),
             9 => vec![Stmt::Block(self.block(4))],
             10 => self.exit_stmt(),
-            _ => self.return_stmt(),
+            11 => self.return_stmt(),
+            12 => vec![self.let_buffer()],
+            13 => vec![self.store()],
+            _ => vec![self.walk()],
         }
     }
 
@@ -793,11 +1013,17 @@ impl Gen {
     fn leaf(&mut self) -> FExpr {
         let floats = self.visible(Ty::F);
         let ints = self.visible(Ty::I);
+        let elems = self.visible(Ty::R);
+        let arrays = self.visible(Ty::A);
+        let indices = self.visible(Ty::U);
         let w = [
             if floats.is_empty() { 0 } else { 70 },
             22,
             if ints.is_empty() { 0 } else { 6 },
             1,
+            if elems.is_empty() { 0 } else { 40 },
+            if arrays.is_empty() { 0 } else { 25 },
+            if indices.is_empty() { 0 } else { 4 },
         ];
         match self.rng.weighted(&w) {
             0 => FExpr::Var(Name::new(&self.rng.pick(&floats).name)),
@@ -806,7 +1032,10 @@ impl Gen {
                 let i = self.iexpr_small();
                 FExpr::Cast(i)
             }
-            _ => FExpr::Pi,
+            3 => FExpr::Pi,
+            4 => FExpr::Deref(Name::new(&self.rng.pick(&elems).name)),
+            5 => self.array_read(),
+            _ => FExpr::Cast(IExpr::Var(Name::new(&self.rng.pick(&indices).name))),
         }
     }
 
@@ -820,7 +1049,8 @@ impl Gen {
             return self.leaf();
         }
         let d = depth - 1;
-        let w = [18, 12, 5, 4, 24, 12, 3, 2, 3];
+        let calls = if self.callable.is_empty() { 0 } else { 8 };
+        let w = [18, 12, 5, 4, 24, 12, 3, 2, 3, calls];
         match self.rng.weighted(&w) {
             0 => {
                 let op = if self.rng.chance(0.6) {
@@ -850,6 +1080,7 @@ impl Gen {
                 let a = if n <= 0 { self.pos(d) } else { self.fexpr(d) };
                 FExpr::Powi(self.rng.chance(0.25), Box::new(a), n)
             }
+            9 => self.helper_calls(d),
             _ => self.leaf(),
         }
     }
@@ -1188,6 +1419,7 @@ impl Gen {
     fn cond(&mut self, depth: u32) -> Cond {
         let has_int = !self.visible(Ty::I).is_empty();
         let bools = self.visible(Ty::B);
+        let indices = self.visible(Ty::U);
         let w = [
             50,
             if has_int { 20 } else { 0 },
@@ -1195,6 +1427,7 @@ impl Gen {
             if depth > 0 { 8 } else { 0 },
             if depth > 0 { 7 } else { 0 },
             if depth > 0 { 5 } else { 0 },
+            if indices.is_empty() { 0 } else { 8 },
         ];
         let ops = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
         match self.rng.weighted(&w) {
@@ -1236,7 +1469,311 @@ impl Gen {
                 Box::new(self.cond(depth - 1)),
                 Box::new(self.cond(depth - 1)),
             ),
-            _ => Cond::Not(Box::new(self.cond(depth - 1))),
+            5 => Cond::Not(Box::new(self.cond(depth - 1))),
+            _ => {
+                // Compared with literals only: an index is a `usize`, the
+                // other integers may be `i32`.
+                let i = IExpr::Var(Name::new(&self.rng.pick(&indices).name));
+                if self.rng.chance(0.3) {
+                    let op = *self.rng.pick(&[CmpOp::Eq, CmpOp::Ne]);
+                    Cond::I(op, IExpr::Rem(Box::new(i), 2), IExpr::Lit(0))
+                } else {
+                    let op = *self.rng.pick(&ops);
+                    Cond::I(op, i, IExpr::Lit(self.rng.range(1, 3)))
+                }
+            }
+        }
+    }
+}
+
+fn float_param(name: &str) -> Param {
+    Param {
+        name: Name::new(name),
+        ty: PTy::F64,
+        mutable: false,
+    }
+}
+
+fn signature_of(h: &Program) -> HelperSig {
+    HelperSig {
+        name: h.name.clone(),
+        arrays: h.params.iter().map(|p| p.ty.ty() == Ty::A).collect(),
+    }
+}
+
+// -- arrays and calls ---------------------------------------------------------
+
+impl Gen {
+    fn pick_slot(&mut self, slots: &[Slot]) -> Slot {
+        self.rng.pick(slots).clone()
+    }
+
+    /// An index into an array of `len` elements that cannot be out of
+    /// bounds: a literal, an index variable whose range fits, or one
+    /// wrapped by `% len`.
+    fn index_into(&mut self, len: usize) -> IExpr {
+        let indices = self.visible(Ty::U);
+        let fitting: Vec<Slot> = indices.iter().filter(|s| s.len <= len).cloned().collect();
+        let w = [
+            25,
+            if fitting.is_empty() { 0 } else { 60 },
+            if indices.is_empty() { 0 } else { 15 },
+        ];
+        match self.rng.weighted(&w) {
+            0 => IExpr::Lit(self.rng.below(len) as i64),
+            1 => IExpr::Var(Name::new(&self.pick_slot(&fitting).name)),
+            _ => {
+                let i = IExpr::Var(Name::new(&self.pick_slot(&indices).name));
+                let shifted = IExpr::Add(Box::new(i), Box::new(IExpr::Lit(1)));
+                IExpr::Rem(Box::new(shifted), len as i64)
+            }
+        }
+    }
+
+    /// `w[k]`, `w.iter().sum::<f64>()` or `w.len() as f64`.
+    fn array_read(&mut self) -> FExpr {
+        let arrays = self.visible(Ty::A);
+        let a = self.pick_slot(&arrays);
+        let name = Name::new(&a.name);
+        match self.rng.weighted(&[60, 30, 10]) {
+            0 => FExpr::Index(name, self.index_into(a.len)),
+            1 => FExpr::Sum(name),
+            _ => FExpr::Len(name),
+        }
+    }
+
+    /// A call of a helper, or now and then two sharing an argument.
+    fn helper_calls(&mut self, d: u32) -> FExpr {
+        let Some(first) = self.helper_call(d) else {
+            return self.leaf();
+        };
+        if !self.rng.chance(0.25) {
+            return first;
+        }
+        let FExpr::Apply(f, args) = &first else {
+            unreachable!()
+        };
+        // The same call with one float argument changed.
+        let mut args2 = args.clone();
+        let floats: Vec<usize> = (0..args.len())
+            .filter(|&i| matches!(args[i], Arg::F(_)))
+            .collect();
+        if let Some(&i) = floats.get(self.rng.below(floats.len().max(1))) {
+            args2[i] = Arg::F(self.fexpr(d));
+        }
+        let second = FExpr::Apply(f.clone(), args2);
+        let op = *self.rng.pick(&[FOp::Add, FOp::Mul, FOp::Sub]);
+        FExpr::Bin(op, Box::new(first), Box::new(second))
+    }
+
+    fn helper_call(&mut self, d: u32) -> Option<FExpr> {
+        let sig = self.rng.pick(&self.callable).clone();
+        let arrays = self.visible(Ty::A);
+        if sig.arrays.contains(&true) && arrays.is_empty() {
+            return None;
+        }
+        let mut args = Vec::new();
+        for &is_array in &sig.arrays {
+            if is_array {
+                let a = self.pick_slot(&arrays);
+                args.push(Arg::A(Name::new(&a.name), a.amp));
+            } else {
+                args.push(Arg::F(self.fexpr(d)));
+            }
+        }
+        Some(FExpr::Apply(sig.name, args))
+    }
+
+    /// `let mut v = vec![0.0; 3];`, `[0.0; 4]`, `vec![0.0; w.len()]`,
+    /// `vec![a, b]`, `[a, b, c]`.
+    fn let_buffer(&mut self) -> Stmt {
+        let vec = self.rng.chance(0.7);
+        let params: Vec<Slot> = self
+            .visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.param)
+            .collect();
+        let init = if self.rng.chance(0.6) {
+            let of = (vec && !params.is_empty() && self.rng.chance(0.6))
+                .then(|| self.pick_slot(&params));
+            let len = match &of {
+                Some(a) => a.len,
+                None => self.rng.range(MIN_LEN as i64, 5) as usize,
+            };
+            ArrInit::Zeros {
+                vec,
+                len,
+                of: of.map(|a| Name::new(&a.name)),
+            }
+        } else {
+            let n = self.rng.range(MIN_LEN as i64, 4);
+            let elems = (0..n).map(|_| self.fexpr_up_to(2)).collect();
+            ArrInit::List { vec, elems }
+        };
+        let name = self.fresh_from(BUF_NAMES);
+        let annot = self.rng.chance(0.2);
+        self.declare_sized(&name, Ty::A, true, true, init.len());
+        Stmt::LetArr {
+            name: Name::new(&name),
+            mutable: false,
+            annot,
+            init,
+        }
+    }
+
+    /// `v[k] = ..`, `v[k] += ..`: a visible buffer, often reading the
+    /// element it overwrites.
+    /// The buffers that can be stored to here.
+    fn buffers(&self) -> Vec<Slot> {
+        self.visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.assignable && !self.borrowed.contains(&a.name))
+            .collect()
+    }
+
+    fn store(&mut self) -> Stmt {
+        let buffers = self.buffers();
+        let b = self.pick_slot(&buffers);
+        let index = self.index_into(b.len);
+        self.store_at(&b, index)
+    }
+
+    fn store_at(&mut self, b: &Slot, index: IExpr) -> Stmt {
+        let me = || FExpr::Index(Name::new(&b.name), index.clone());
+        let (op, val) = match self.rng.weighted(&[45, 35, 8, 7, 5]) {
+            0 => {
+                let e = self.fexpr_up_to(2);
+                let v = match self.rng.below(3) {
+                    0 => e,
+                    1 => FExpr::Bin(
+                        FOp::Add,
+                        Box::new(FExpr::Bin(
+                            FOp::Mul,
+                            Box::new(me()),
+                            Box::new(self.factor()),
+                        )),
+                        Box::new(e),
+                    ),
+                    _ => {
+                        let f = *self.rng.pick(&[Fun::Sin, Fun::Tanh, Fun::Atan, Fun::Cos]);
+                        FExpr::Bin(
+                            FOp::Add,
+                            Box::new(FExpr::Call(f, false, vec![me()])),
+                            Box::new(e),
+                        )
+                    }
+                };
+                (AOp::Set, v)
+            }
+            1 => (AOp::Add, self.fexpr_up_to(2)),
+            2 => (AOp::Sub, self.fexpr_up_to(2)),
+            3 => (AOp::Mul, self.factor()),
+            _ => (AOp::Div, self.pos(1)),
+        };
+        Stmt::Store {
+            name: Name::new(&b.name),
+            index: index.clone(),
+            op,
+            val,
+        }
+    }
+
+    /// A loop over an array: by index, by element, by reference pattern or
+    /// enumerated; often storing into a buffer at the loop's index.
+    fn walk(&mut self) -> Stmt {
+        // Buffers are walked by index half the time, to be overwritten.
+        let buffers = self.buffers();
+        let by_index = !buffers.is_empty() && self.rng.chance(0.5);
+        let arrays = if by_index {
+            buffers
+        } else {
+            self.visible(Ty::A)
+        };
+        let a = self.pick_slot(&arrays);
+        let w = if by_index {
+            [1, 1, 0, 0, 1]
+        } else {
+            [12, 25, 20, 20, 23]
+        };
+        let walk = match self.rng.weighted(&w) {
+            0 => Walk::Upto(self.rng.range(1, a.len as i64) as usize),
+            1 => Walk::Indices,
+            2 => Walk::Iter,
+            3 => Walk::RefPat {
+                iter: self.rng.chance(0.3),
+            },
+            _ => Walk::Enumerate,
+        };
+        let rev = !matches!(walk, Walk::RefPat { iter: false }) && self.rng.chance(0.15);
+        let has_idx = matches!(walk, Walk::Upto(_) | Walk::Indices | Walk::Enumerate);
+        let has_elem = !matches!(walk, Walk::Upto(_) | Walk::Indices);
+        let bound = match walk {
+            Walk::Upto(n) => n,
+            _ => a.len,
+        };
+        self.scopes.push(Vec::new());
+        let idx = if has_idx {
+            let n = self.fresh_from(INDEX_NAMES);
+            self.declare_sized(&n, Ty::U, false, true, bound);
+            n
+        } else {
+            "_".to_string()
+        };
+        let elem = if has_elem {
+            let n = self.fresh_from(ELEM_NAMES);
+            let ty = if matches!(walk, Walk::RefPat { .. }) {
+                Ty::F
+            } else {
+                Ty::R
+            };
+            self.declare(&n, ty, false, true);
+            n
+        } else {
+            "_".to_string()
+        };
+        // Walking by element borrows the array for the whole loop.
+        let borrows = has_elem && a.assignable;
+        if borrows {
+            self.borrowed.push(a.name.clone());
+        }
+        self.loops += 1;
+        let mut body = self.block(4);
+        if has_idx && self.rng.chance(0.75) {
+            self.store_in_walk(&mut body, &idx, bound);
+        }
+        self.loops -= 1;
+        if borrows {
+            self.borrowed.pop();
+        }
+        self.scopes.pop();
+        Stmt::ForArr {
+            walk,
+            idx: Name::new(&idx),
+            elem: Name::new(&elem),
+            arr: Name::new(&a.name),
+            amp: a.amp,
+            rev,
+            body,
+        }
+    }
+
+    /// `v[i] = ..` with the loop's own index: every iteration overwrites
+    /// an element, the bug class of tapes that record too little.
+    fn store_in_walk(&mut self, body: &mut Vec<Stmt>, idx: &str, bound: usize) {
+        let buffers: Vec<Slot> = self
+            .buffers()
+            .into_iter()
+            .filter(|b| b.len >= bound)
+            .collect();
+        if buffers.is_empty() {
+            return;
+        }
+        let b = self.pick_slot(&buffers);
+        let st = self.store_at(&b, IExpr::Var(Name::new(idx)));
+        if tidy::block_diverges(body) || self.rng.chance(0.5) {
+            body.insert(0, st);
+        } else {
+            body.push(st);
         }
     }
 }

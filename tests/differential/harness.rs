@@ -7,11 +7,13 @@
 //! already fetch. Its root has `#![deny(warnings)]`: a warning in an
 //! expansion is a failure.
 //!
-//! Each case is one module `src/p<id>.rs` holding the program, its
-//! dual-number copy and the glue. Compile errors are blamed on cases by the
-//! file and line they point at (the program's lines, the copy's or the
-//! glue's); a case that cannot be blamed that way is found by building
-//! halves. A build that does not finish in `GRADMACRO_DIFFTEST_BUILD_SECS`
+//! Each case is one module `src/p<id>.rs` holding the program, the same
+//! program without `#[differentiate]` (in `mod plain`), its dual-number copy
+//! and the glue. Compile errors are blamed on cases by the file and line
+//! they point at (the program's lines, the plain copy's, the dual copy's or
+//! the glue's): an error in the plain copy means the generator wrote invalid
+//! Rust (kind `generator`), one only in the program's lines is the macro's.
+//! A case that cannot be blamed that way is found by building halves. A build that does not finish in `GRADMACRO_DIFFTEST_BUILD_SECS`
 //! (default 1800) fails the test. A run that crashes (a stack overflow aborts) or hangs is blamed
 //! on the case it had started (a hang: no progress for
 //! `GRADMACRO_DIFFTEST_STALL_SECS`, default 60), and resumed without it.
@@ -34,9 +36,9 @@ pub struct Case {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
-    /// `compile`, `value`, `grad`, `adjoint`, `panic`, `crash`, `hang`, or
-    /// (problems of the test itself) `oracle`, `oracle-compile`, `fd`,
-    /// `dualize`.
+    /// `compile`, `value`, `grad`, `adjoint`, `acc`, `panic`, `crash`,
+    /// `hang`, or (problems of the test itself) `generator`, `oracle`,
+    /// `oracle-compile`, `fd`, `dualize`.
     pub kind: String,
     /// What a shrunk program must reproduce: the kind, and for compile
     /// errors the message with names masked.
@@ -57,11 +59,11 @@ pub enum Outcome {
     Fail(Failure),
 }
 
+#[derive(Clone)]
 struct Prepared {
     id: usize,
     text: String,
-    user: (usize, usize),
-    dual: (usize, usize),
+    regions: dualize::Regions,
 }
 
 pub struct TestCrate {
@@ -177,12 +179,11 @@ impl TestCrate {
         for c in cases {
             match dualize::dualize(&c.source) {
                 Ok((sig, dual)) => {
-                    let (text, user, dual) = dualize::module(c.id, c.seed, &c.source, &sig, &dual);
+                    let (text, regions) = dualize::module(c.id, c.seed, &c.source, &sig, &dual);
                     prepared.push(Prepared {
                         id: c.id,
                         text,
-                        user,
-                        dual,
+                        regions,
                     });
                 }
                 Err(e) => {
@@ -259,15 +260,7 @@ impl TestCrate {
     }
 
     fn isolate_refs(&mut self, cases: &[&Prepared], failed: &mut BTreeMap<usize, Failure>) {
-        let owned: Vec<Prepared> = cases
-            .iter()
-            .map(|c| Prepared {
-                id: c.id,
-                text: c.text.clone(),
-                user: c.user,
-                dual: c.dual,
-            })
-            .collect();
+        let owned: Vec<Prepared> = cases.iter().map(|c| (*c).clone()).collect();
         self.isolate(&owned, failed);
     }
 
@@ -496,19 +489,31 @@ fn blame(stderr: &str, cases: &[&Prepared]) -> BTreeMap<usize, Failure> {
         let Some(c) = cases.iter().find(|c| c.id == id) else {
             continue;
         };
-        let (kind, region) = if (c.user.0..=c.user.1).contains(&l) {
+        let r = &c.regions;
+        let within = |(a, b): (usize, usize)| (a..=b).contains(&l);
+        let (kind, region) = if within(r.user) {
             ("compile", "program")
-        } else if (c.dual.0..=c.dual.1).contains(&l) {
+        } else if within(r.plain) {
+            ("generator", "program without the macro")
+        } else if within(r.dual) {
             ("oracle-compile", "dual copy")
         } else {
             ("compile", "glue calling f_grad/f_adjoint")
         };
         let text = msg.split_once(": ").map_or(msg, |(_, m)| m);
-        out.entry(id).or_insert_with(|| Failure {
+        let failure = Failure {
             kind: kind.into(),
             key: format!("{kind}: {}", mask(text)),
             msg: format!("{msg} (line {l}, in the {region})"),
-        });
+        };
+        // The plain copy's errors come first: the same error shows in the
+        // program's lines, where it is not the macro's.
+        match out.get(&id) {
+            Some(f) if f.kind == "generator" || kind != "generator" => {}
+            _ => {
+                out.insert(id, failure);
+            }
+        }
     }
     if !elsewhere.is_empty() && out.is_empty() {
         panic!(

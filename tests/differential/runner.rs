@@ -6,9 +6,15 @@
 //!    too, which checks the oracle's copy of the program);
 //! 2. the gradient of `f_grad` with the dual numbers', to `REL` times the
 //!    magnitude of the terms that summed to it, plus `ABS`;
-//! 3. `f_adjoint(.., d_out)` with `d_out` times the dual gradient, likewise;
+//! 3. `f_adjoint(.., d_out)` with `d_out` times the dual gradient, likewise,
+//!    and what `f_adjoint_acc(.., d_out, ..)` adds to buffers that start at
+//!    `ACC_START`;
 //! 4. the dual gradient with centered finite differences of `f`, where the
 //!    step cannot cross a branch (a check of the oracle itself).
+//!
+//! An array parameter is one direction per element: the gradient of
+//! `f(x: f64, w: &[f64])` is compared as the flat list `[d/dx, d/dw[0], ..]`,
+//! the oracle seeding one element at a time.
 //!
 //! One line per program goes to stdout: `START id` before it (so a crash can
 //! be blamed), then `PROG id OK|SKIP|FAIL ...`. Everything is deterministic:
@@ -32,12 +38,16 @@ pub const MIN_MARGIN: f64 = 1e-3;
 pub const MAX_MAGNITUDE: f64 = 1e8;
 /// The `d_out` of `f_adjoint`, in turn: none a power of two.
 pub const D_OUTS: [f64; 3] = [2.5, -0.75, 1.3];
+/// What `f_adjoint_acc`'s buffers hold before the call: it must add.
+pub const ACC_START: f64 = 0.375;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Input {
     F(f64),
     I(i64),
     B(bool),
+    /// The elements of an array parameter.
+    S(Vec<f64>),
 }
 
 impl Input {
@@ -63,6 +73,62 @@ impl Input {
     pub fn d(&self, seed: bool) -> D {
         dual::input(self.f(), seed)
     }
+    pub fn s(&self) -> &Vec<f64> {
+        match self {
+            Input::S(v) => v,
+            _ => panic!("not an array input"),
+        }
+    }
+    pub fn arr<const N: usize>(&self) -> [f64; N] {
+        self.s().as_slice().try_into().expect("the stated length")
+    }
+    /// The array as dual numbers, element `k` seeded (none if out of range).
+    pub fn ds(&self, k: usize) -> Vec<D> {
+        self.s()
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| dual::input(v, i == k))
+            .collect()
+    }
+    pub fn ds_arr<const N: usize>(&self, k: usize) -> [D; N] {
+        self.ds(k).try_into().expect("the stated length")
+    }
+    /// The value a direction moves: the float, or one element.
+    fn at(&self, elem: Option<usize>) -> f64 {
+        match elem {
+            None => self.f(),
+            Some(k) => self.s()[k],
+        }
+    }
+    fn set(&mut self, elem: Option<usize>, v: f64) {
+        match (self, elem) {
+            (Input::S(a), Some(k)) => a[k] = v,
+            (me, _) => *me = Input::F(v),
+        }
+    }
+}
+
+/// Gradient entries, flattened: a float, or an array's elements in order.
+pub trait Flat {
+    fn flat(&self, out: &mut Vec<f64>);
+}
+
+impl Flat for f64 {
+    fn flat(&self, out: &mut Vec<f64>) {
+        out.push(*self);
+    }
+}
+
+impl Flat for Vec<f64> {
+    fn flat(&self, out: &mut Vec<f64>) {
+        out.extend_from_slice(self);
+    }
+}
+
+impl<const N: usize> Flat for [f64; N] {
+    fn flat(&self, out: &mut Vec<f64>) {
+        out.extend_from_slice(self);
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +137,21 @@ pub enum Kind {
     F(bool),
     I,
     B,
+    /// An array parameter of the given length; `true` when differentiable.
+    S(bool, usize),
+}
+
+/// The directions of differentiation: (parameter, element of an array).
+fn directions(kinds: &[Kind]) -> Vec<(usize, Option<usize>)> {
+    let mut out = Vec::new();
+    for (i, k) in kinds.iter().enumerate() {
+        match *k {
+            Kind::F(true) => out.push((i, None)),
+            Kind::S(true, n) => out.extend((0..n).map(|e| (i, Some(e)))),
+            _ => {}
+        }
+    }
+    out
 }
 
 pub struct Prog {
@@ -80,7 +161,9 @@ pub struct Prog {
     pub primal: fn(&[Input]) -> f64,
     pub grad: fn(&[Input]) -> (f64, Vec<f64>),
     pub adjoint: fn(&[Input], f64) -> Vec<f64>,
-    /// The dual version, seeded along the `dir`-th differentiable parameter.
+    /// `f_adjoint_acc` into buffers starting at `ACC_START`, then flattened.
+    pub adjoint_acc: fn(&[Input], f64) -> Vec<f64>,
+    /// The dual version, seeded along the `dir`-th direction.
     pub dual: fn(&[Input], usize) -> D,
 }
 
@@ -102,20 +185,23 @@ impl Rng {
     }
 }
 
+fn draw_float(rng: &mut Rng) -> f64 {
+    let r = match rng.below(10) {
+        0..=6 => 2.5,
+        7 | 8 => 0.7,
+        _ => 5.0,
+    };
+    (rng.unit() * 2.0 - 1.0) * r
+}
+
 fn draw(rng: &mut Rng, kinds: &[Kind]) -> Vec<Input> {
     kinds
         .iter()
         .map(|k| match k {
-            Kind::F(_) => {
-                let r = match rng.below(10) {
-                    0..=6 => 2.5,
-                    7 | 8 => 0.7,
-                    _ => 5.0,
-                };
-                Input::F((rng.unit() * 2.0 - 1.0) * r)
-            }
+            Kind::F(_) => Input::F(draw_float(rng)),
             Kind::I => Input::I(rng.below(5) as i64),
             Kind::B => Input::B(rng.below(2) == 1),
+            Kind::S(_, n) => Input::S((0..*n).map(|_| draw_float(rng)).collect()),
         })
         .collect()
 }
@@ -153,7 +239,7 @@ struct Oracle {
 }
 
 fn oracle(p: &Prog, x: &[Input]) -> Option<Oracle> {
-    let ndiff = p.kinds.iter().filter(|k| **k == Kind::F(true)).count();
+    let ndiff = directions(p.kinds).len();
     let mut grad = Vec::new();
     let mut value = None::<f64>;
     let mut margin = f64::INFINITY;
@@ -192,6 +278,7 @@ fn show(x: &[Input]) -> String {
             Input::F(v) => format!("{v:?}"),
             Input::I(v) => format!("{v}"),
             Input::B(v) => format!("{v}"),
+            Input::S(v) => format!("{v:?}"),
         })
         .collect();
     format!("({})", parts.join(", "))
@@ -229,6 +316,16 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             format!("at {at}: f_grad's value {gv:?} is not f's {fv:?}"),
         );
     }
+    if g.len() != o.grad.len() {
+        return Point::Fail(
+            "grad",
+            format!(
+                "at {at}: f_grad's gradient has {} entries, expected {} ({g:?})",
+                g.len(),
+                o.grad.len()
+            ),
+        );
+    }
     for (i, (gi, di)) in g.iter().zip(&o.grad).enumerate() {
         if !close(*gi, di.d, di.m) {
             return Point::Fail(
@@ -255,31 +352,29 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             )
         }
     };
-    for (i, (ai, di)) in a.iter().zip(&o.grad).enumerate() {
-        if !close(*ai, d_out * di.d, d_out.abs() * di.m) {
+    if let Some(fail) = check_adjoint("adjoint", "f_adjoint", &a, 0.0, &o, d_out, &at) {
+        return fail;
+    }
+    let acc = match catch_unwind(|| (p.adjoint_acc)(x, d_out)) {
+        Ok(r) => r,
+        Err(e) => {
             return Point::Fail(
-                "adjoint",
+                "panic",
                 format!(
-                    "at {at}: f_adjoint(.., d_out = {d_out}) entry {i} is {ai:?}, expected \
-                     {d_out} * {:?} = {:?}",
-                    di.d,
-                    d_out * di.d
+                    "f_adjoint_acc{at} with d_out {d_out} panicked: {}",
+                    panic_text(e)
                 ),
-            );
+            )
         }
+    };
+    if let Some(fail) = check_adjoint("acc", "f_adjoint_acc", &acc, ACC_START, &o, d_out, &at) {
+        return fail;
     }
     // Finite differences, where a step cannot move any compared quantity
     // across its tie: the step moves intermediates by about h * largest.
     let mut fd_checked = false;
-    let floats: Vec<usize> = p
-        .kinds
-        .iter()
-        .enumerate()
-        .filter(|(_, k)| **k == Kind::F(true))
-        .map(|(i, _)| i)
-        .collect();
-    for (dir, &i) in floats.iter().enumerate() {
-        let xi = x[i].f();
+    for (dir, &(i, elem)) in directions(p.kinds).iter().enumerate() {
+        let xi = x[i].at(elem);
         let scale = xi.abs().max(1.0);
         let want = o.grad[dir];
         let tol = 1e-6 * (1.0 + want.d.abs() + want.m) + 1e-7 * o.largest;
@@ -292,8 +387,8 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             }
             let mut xp = x.to_vec();
             let mut xm = x.to_vec();
-            xp[i] = Input::F(xi + h);
-            xm[i] = Input::F(xi - h);
+            xp[i].set(elem, xi + h);
+            xm[i].set(elem, xi - h);
             let (Ok(fp), Ok(fm)) = (
                 catch_unwind(|| (p.primal)(&xp)),
                 catch_unwind(|| (p.primal)(&xm)),
@@ -324,6 +419,42 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
         }
     }
     Point::Ok { fd_checked }
+}
+
+/// `got` (from `what`) against `start + d_out *` the dual gradient.
+fn check_adjoint(
+    kind: &'static str,
+    what: &str,
+    got: &[f64],
+    start: f64,
+    o: &Oracle,
+    d_out: f64,
+    at: &str,
+) -> Option<Point> {
+    if got.len() != o.grad.len() {
+        return Some(Point::Fail(
+            kind,
+            format!(
+                "at {at}: {what} gives {} entries, expected {} ({got:?})",
+                got.len(),
+                o.grad.len()
+            ),
+        ));
+    }
+    for (i, (ai, di)) in got.iter().zip(&o.grad).enumerate() {
+        let want = start + d_out * di.d;
+        if !close(*ai, want, d_out.abs() * di.m + start) {
+            return Some(Point::Fail(
+                kind,
+                format!(
+                    "at {at}: {what}(.., d_out = {d_out}) entry {i} is {ai:?}, expected \
+                     {start} + {d_out} * {:?} = {want:?}",
+                    di.d
+                ),
+            ));
+        }
+    }
+    None
 }
 
 fn check(p: &Prog, points: usize, tries: usize) -> String {

@@ -31,6 +31,23 @@ pub fn candidates(p: &Program) -> Vec<Program> {
         q.tail = Some(e.clone());
         raw.push(q);
     }
+    for (i, h) in p.helpers.iter().enumerate() {
+        for body in stmts_variants(&h.body) {
+            raw.push(with_helper(p, i, Program { body, ..h.clone() }));
+        }
+        if let Some(t) = &h.tail {
+            for t2 in fexpr_variants(t) {
+                raw.push(with_helper(
+                    p,
+                    i,
+                    Program {
+                        tail: Some(t2),
+                        ..h.clone()
+                    },
+                ));
+            }
+        }
+    }
     if p.wrt.is_some() {
         raw.push(Program {
             wrt: None,
@@ -89,6 +106,12 @@ pub fn candidates(p: &Program) -> Vec<Program> {
     }
     out.sort_by_key(|(s, _)| *s);
     out.into_iter().map(|(_, c)| c).collect()
+}
+
+fn with_helper(p: &Program, i: usize, h: Program) -> Program {
+    let mut q = p.clone();
+    q.helpers[i] = h;
+    q
 }
 
 fn stmts_variants(list: &[Stmt]) -> Vec<Vec<Stmt>> {
@@ -290,6 +313,106 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
                 out.push(vec![Stmt::Return(e2)]);
             }
         }
+        Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::Store {
+            name,
+            index,
+            op,
+            val,
+        } => {
+            let mk = |index: IExpr, op: AOp, val: FExpr| {
+                vec![Stmt::Store {
+                    name: name.clone(),
+                    index,
+                    op,
+                    val,
+                }]
+            };
+            if *op != AOp::Set {
+                out.push(mk(index.clone(), AOp::Set, val.clone()));
+            }
+            if !matches!(index, IExpr::Lit(_)) {
+                out.push(mk(IExpr::Lit(0), *op, val.clone()));
+            }
+            for v2 in fexpr_variants(val) {
+                out.push(mk(index.clone(), *op, v2));
+            }
+        }
+        Stmt::ForArr { rev, body, .. } => {
+            out.push(vec![Stmt::Block(body.clone())]);
+            let mk = |rev: bool, body: Vec<Stmt>| {
+                let mut c = s.clone();
+                if let Stmt::ForArr {
+                    rev: r, body: b, ..
+                } = &mut c
+                {
+                    *r = rev;
+                    *b = body;
+                }
+                vec![c]
+            };
+            if *rev {
+                out.push(mk(false, body.clone()));
+            }
+            for b2 in stmts_variants(body) {
+                out.push(mk(*rev, b2));
+            }
+        }
+    }
+    out
+}
+
+fn let_arr_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
+    let Stmt::LetArr {
+        name,
+        mutable,
+        annot,
+        init,
+    } = s
+    else {
+        unreachable!()
+    };
+    let mk = |annot: bool, init: ArrInit| {
+        vec![Stmt::LetArr {
+            name: name.clone(),
+            mutable: *mutable,
+            annot,
+            init,
+        }]
+    };
+    let mut out = Vec::new();
+    if *annot {
+        out.push(mk(false, init.clone()));
+    }
+    match init {
+        ArrInit::Zeros {
+            vec,
+            len,
+            of: Some(_),
+        } => out.push(mk(
+            *annot,
+            ArrInit::Zeros {
+                vec: *vec,
+                len: *len,
+                of: None,
+            },
+        )),
+        ArrInit::Zeros { .. } => {}
+        ArrInit::List { vec, elems } => {
+            for i in 0..elems.len() {
+                for e2 in fexpr_variants(&elems[i]) {
+                    let mut v = elems.clone();
+                    v[i] = e2;
+                    out.push(mk(
+                        *annot,
+                        ArrInit::List {
+                            vec: *vec,
+                            elems: v,
+                        },
+                    ));
+                }
+            }
+        }
     }
     out
 }
@@ -342,6 +465,13 @@ fn vars_in(e: &FExpr, out: &mut Vec<String>) {
             vars_in(&e.tail, out);
         }
         FExpr::Block(b) => vars_in(&b.tail, out),
+        FExpr::Apply(_, args) => {
+            for a in args {
+                if let Arg::F(e) = a {
+                    vars_in(e, out);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -360,7 +490,23 @@ fn fexpr_variants(e: &FExpr) -> Vec<FExpr> {
     }
     match e {
         FExpr::Var(_) | FExpr::Pi => out.push(one()),
-        FExpr::Lit(_) => {}
+        FExpr::Lit(_) | FExpr::Deref(_) | FExpr::Len(_) | FExpr::Sum(_) => {}
+        FExpr::Index(n, i) => {
+            for i2 in iexpr_variants(i) {
+                out.push(FExpr::Index(n.clone(), i2));
+            }
+        }
+        FExpr::Apply(f, args) => {
+            for (i, a) in args.iter().enumerate() {
+                let Arg::F(e) = a else { continue };
+                out.push(e.clone());
+                for e2 in fexpr_variants(e) {
+                    let mut v = args.clone();
+                    v[i] = Arg::F(e2);
+                    out.push(FExpr::Apply(f.clone(), v));
+                }
+            }
+        }
         FExpr::Cast(i) => {
             for i2 in iexpr_variants(i) {
                 out.push(FExpr::Cast(i2));

@@ -67,13 +67,18 @@ impl Resolver {
     fn lookup(&self, n: &Name, ty: Ty) -> Result<usize, String> {
         for scope in self.scopes.iter().rev() {
             if let Some((_, id)) = scope.iter().rev().find(|(s, _)| *s == n.s) {
-                if self.decls[*id].ty != ty {
+                if !compatible(self.decls[*id].ty, ty) {
                     return Err(format!("`{}` has the wrong type", n.s));
                 }
                 return Ok(*id);
             }
         }
         Err(format!("`{}` is not declared", n.s))
+    }
+
+    /// An array, for a walk, a reduction or an argument.
+    fn read_arr(&mut self, n: &mut Name) -> Result<(), String> {
+        self.read(n, Ty::A)
     }
 
     fn read(&mut self, n: &mut Name, ty: Ty) -> Result<(), String> {
@@ -177,6 +182,55 @@ impl Resolver {
                 }
             }
             Stmt::Return(e) => self.fexpr(e)?,
+            Stmt::LetArr { name, init, .. } => {
+                match init {
+                    ArrInit::Zeros { of: Some(w), .. } => self.read_arr(w)?,
+                    ArrInit::Zeros { .. } => {}
+                    ArrInit::List { elems, .. } => {
+                        elems.iter_mut().try_for_each(|e| self.fexpr(e))?
+                    }
+                }
+                if init.len() == 0 {
+                    return Err("an empty buffer".into());
+                }
+                self.declare(name, Ty::A);
+            }
+            Stmt::Store {
+                name, index, val, ..
+            } => {
+                self.iexpr(index)?;
+                self.fexpr(val)?;
+                name.id = self.lookup(name, Ty::A)?;
+                if self.fblock_floor.is_some() {
+                    return Err("a block expression writes an array".into());
+                }
+                // Element writes are not reads: a buffer only written is dead.
+                self.writes[name.id] += 1;
+            }
+            Stmt::ForArr {
+                walk,
+                idx,
+                elem,
+                arr,
+                body,
+                ..
+            } => {
+                if !matches!(walk, Walk::Upto(_)) {
+                    self.read_arr(arr)?;
+                }
+                self.loops += 1;
+                let r = self.scoped(|r| {
+                    r.declare(idx, Ty::U);
+                    let elem_ty = match walk {
+                        Walk::RefPat { .. } => Ty::F,
+                        _ => Ty::R,
+                    };
+                    r.declare(elem, elem_ty);
+                    r.stmts(body)
+                });
+                self.loops -= 1;
+                r?;
+            }
         }
         Ok(())
     }
@@ -204,6 +258,20 @@ impl Resolver {
                 self.fblock(e)?;
             }
             FExpr::Block(b) => self.fblock(b)?,
+            FExpr::Index(n, i) => {
+                self.read_arr(n)?;
+                self.iexpr(i)?;
+            }
+            FExpr::Deref(n) => self.read(n, Ty::R)?,
+            FExpr::Len(n) | FExpr::Sum(n) => self.read_arr(n)?,
+            FExpr::Apply(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::F(e) => self.fexpr(e)?,
+                        Arg::A(n, _) => self.read_arr(n)?,
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -253,6 +321,12 @@ impl Resolver {
     }
 }
 
+/// Whether a declaration of type `have` can be read as a `want`: indices
+/// are integers too.
+fn compatible(have: Ty, want: Ty) -> bool {
+    have == want || (have == Ty::U && want == Ty::I)
+}
+
 /// Binds names to declarations (filling every `Name::id`) and checks the
 /// program is well formed.
 pub fn resolve(p: &mut Program) -> Result<Info, String> {
@@ -278,7 +352,7 @@ pub fn resolve(p: &mut Program) -> Result<Info, String> {
     let floats: Vec<&str> = p
         .params
         .iter()
-        .filter(|q| q.ty == PTy::F64)
+        .filter(|q| q.ty.floats())
         .map(|q| q.name.s.as_str())
         .collect();
     match &p.wrt {
@@ -335,9 +409,10 @@ fn cut_unreachable(list: &mut Vec<Stmt>) -> bool {
             Stmt::If { then, els, .. } => {
                 cut_unreachable(then) | els.as_mut().is_some_and(cut_unreachable)
             }
-            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
-                cut_unreachable(body)
-            }
+            Stmt::For { body, .. }
+            | Stmt::ForArr { body, .. }
+            | Stmt::While { body, .. }
+            | Stmt::Loop { body, .. } => cut_unreachable(body),
             Stmt::Block(b) => cut_unreachable(b),
             _ => false,
         };
@@ -467,6 +542,56 @@ impl Live<'_> {
                 let before = self.block(b, after);
                 (before, false)
             }
+            Stmt::LetArr { name, init, .. } => {
+                if self.info.reads[name.id] == 0 {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.remove(&name.id);
+                match init {
+                    ArrInit::Zeros { of: Some(w), .. } => {
+                        before.insert(w.id);
+                    }
+                    ArrInit::Zeros { .. } => {}
+                    ArrInit::List { elems, .. } => {
+                        for e in elems.iter_mut() {
+                            before = self.fexpr(e, before);
+                        }
+                    }
+                }
+                (before, false)
+            }
+            Stmt::Store {
+                name, index, val, ..
+            } => {
+                // rustc's liveness sees a store into an array as an
+                // assignment ("value assigned is never read") that does not
+                // end the other elements' lives.
+                if self.info.reads[name.id] == 0 || !after.contains(&name.id) {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.insert(name.id);
+                before = self.iexpr(index, before);
+                (self.fexpr(val, before), false)
+            }
+            Stmt::ForArr {
+                walk,
+                idx,
+                elem,
+                arr,
+                body,
+                ..
+            } => {
+                let mut extra = Set::new();
+                if !matches!(walk, Walk::Upto(_)) {
+                    extra.insert(arr.id);
+                }
+                let mut before = self.fixpoint(body, &after, &extra);
+                before.remove(&idx.id);
+                before.remove(&elem.id);
+                (before, false)
+            }
             Stmt::Break => (self.breaks.last().cloned().unwrap_or_default(), false),
             Stmt::Continue => (self.conts.last().cloned().unwrap_or_default(), false),
             Stmt::Return(e) => (self.fexpr(e, Set::new()), false),
@@ -529,6 +654,21 @@ impl Live<'_> {
                 self.cond(c, union(&a, &b))
             }
             FExpr::Block(b) => self.fblock(b, live),
+            FExpr::Index(n, i) => {
+                live.insert(n.id);
+                self.iexpr(i, live)
+            }
+            FExpr::Deref(n) | FExpr::Len(n) | FExpr::Sum(n) => {
+                live.insert(n.id);
+                live
+            }
+            FExpr::Apply(_, args) => args.iter_mut().fold(live, |mut l, a| match a {
+                Arg::F(e) => self.fexpr(e, l),
+                Arg::A(n, _) => {
+                    l.insert(n.id);
+                    l
+                }
+            }),
         }
     }
 
@@ -627,6 +767,20 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                 out.insert(var.id);
                 declared_in(body, out);
             }
+            Stmt::ForArr {
+                idx, elem, body, ..
+            } => {
+                out.insert(idx.id);
+                out.insert(elem.id);
+                declared_in(body, out);
+            }
+            Stmt::LetArr { name, init, .. } => {
+                out.insert(name.id);
+                if let ArrInit::List { elems, .. } = init {
+                    elems.iter().for_each(|e| declared_in_expr(e, out));
+                }
+            }
+            Stmt::Store { val, .. } => declared_in_expr(val, out),
             Stmt::While { guard, body, .. } | Stmt::Loop { guard, body, .. } => {
                 out.insert(guard.id);
                 declared_in(body, out);
@@ -651,6 +805,13 @@ fn declared_in_expr(e: &FExpr, out: &mut Set) {
             declared_in_expr(b, out);
         }
         FExpr::Call(_, _, args) => args.iter().for_each(|a| declared_in_expr(a, out)),
+        FExpr::Apply(_, args) => {
+            for a in args {
+                if let Arg::F(e) = a {
+                    declared_in_expr(e, out);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -676,7 +837,7 @@ impl Init {
         let mut shallow = Set::new();
         for s in list {
             match s {
-                Stmt::Let { name, .. } => {
+                Stmt::Let { name, .. } | Stmt::LetArr { name, .. } => {
                     shallow.insert(name.id);
                 }
                 Stmt::While { guard, .. } | Stmt::Loop { guard, .. } => {
@@ -767,6 +928,43 @@ impl Init {
                 self.fexpr(e, &st);
                 None
             }
+            Stmt::LetArr { name, init, .. } => {
+                match init {
+                    ArrInit::Zeros { of: Some(w), .. } => self.need(&st, w.id),
+                    ArrInit::Zeros { .. } => {}
+                    ArrInit::List { elems, .. } => elems.iter().for_each(|e| self.fexpr(e, &st)),
+                }
+                st.def.insert(name.id);
+                st.maybe.insert(name.id);
+                Some(st)
+            }
+            Stmt::Store {
+                name, index, val, ..
+            } => {
+                self.iexpr(index, &st);
+                self.fexpr(val, &st);
+                self.need(&st, name.id);
+                self.needs_mut[name.id] = true;
+                Some(st)
+            }
+            Stmt::ForArr {
+                walk,
+                idx,
+                elem,
+                arr,
+                body,
+                ..
+            } => {
+                if !matches!(walk, Walk::Upto(_)) {
+                    self.need(&st, arr.id);
+                }
+                let mut entry = st;
+                for id in [idx.id, elem.id] {
+                    entry.def.insert(id);
+                    entry.maybe.insert(id);
+                }
+                self.looped(body, entry, None, true)
+            }
         }
     }
 
@@ -832,6 +1030,19 @@ impl Init {
                 self.fblock(e, st);
             }
             FExpr::Block(b) => self.fblock(b, st),
+            FExpr::Index(n, i) => {
+                self.need(st, n.id);
+                self.iexpr(i, st);
+            }
+            FExpr::Deref(n) | FExpr::Len(n) | FExpr::Sum(n) => self.need(st, n.id),
+            FExpr::Apply(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::F(e) => self.fexpr(e, st),
+                        Arg::A(n, _) => self.need(st, n.id),
+                    }
+                }
+            }
         }
     }
 
@@ -882,9 +1093,30 @@ impl Init {
     }
 }
 
-fn set_mut(list: &mut [Stmt], needs: &[bool]) {
+fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
     for s in list {
         match s {
+            Stmt::LetArr {
+                name,
+                mutable,
+                annot,
+                init,
+            } => {
+                *mutable = needs[name.id];
+                if let ArrInit::List { elems, .. } = init {
+                    elems.iter_mut().for_each(|e| set_mut_expr(e, needs));
+                }
+                // `v[0].sin()` does not compile on a `Vec<{float}>`.
+                let untyped = match init {
+                    ArrInit::Zeros { .. } => true,
+                    ArrInit::List { elems, .. } => !elems.iter().any(typed),
+                };
+                if untyped && elementwise.contains(&name.id) {
+                    *annot = true;
+                }
+            }
+            Stmt::Store { val, .. } => set_mut_expr(val, needs),
+            Stmt::ForArr { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Let {
                 name,
                 mutable,
@@ -908,17 +1140,17 @@ fn set_mut(list: &mut [Stmt], needs: &[bool]) {
             }
             Stmt::If { cond, then, els } => {
                 set_mut_cond(cond, needs);
-                set_mut(then, needs);
+                set_mut(then, needs, elementwise);
                 if let Some(e) = els {
-                    set_mut(e, needs);
+                    set_mut(e, needs, elementwise);
                 }
             }
             Stmt::While { cond, body, .. } => {
                 set_mut_cond(cond, needs);
-                set_mut(body, needs)
+                set_mut(body, needs, elementwise)
             }
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => set_mut(body, needs),
-            Stmt::Block(b) => set_mut(b, needs),
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => set_mut(body, needs, elementwise),
+            Stmt::Block(b) => set_mut(b, needs, elementwise),
             Stmt::Assign { val: Val::F(e), .. } | Stmt::Return(e) => set_mut_expr(e, needs),
             _ => {}
         }
@@ -945,13 +1177,13 @@ fn set_mut_expr(e: &mut FExpr, needs: &[bool]) {
     match e {
         FExpr::If(c, t, e) => {
             set_mut_cond(c, needs);
-            set_mut(&mut t.stmts, needs);
+            set_mut(&mut t.stmts, needs, &Set::new());
             set_mut_expr(&mut t.tail, needs);
-            set_mut(&mut e.stmts, needs);
+            set_mut(&mut e.stmts, needs, &Set::new());
             set_mut_expr(&mut e.tail, needs);
         }
         FExpr::Block(b) => {
-            set_mut(&mut b.stmts, needs);
+            set_mut(&mut b.stmts, needs, &Set::new());
             set_mut_expr(&mut b.tail, needs);
         }
         FExpr::Neg(a) | FExpr::Powi(_, a, _) => set_mut_expr(a, needs),
@@ -960,8 +1192,36 @@ fn set_mut_expr(e: &mut FExpr, needs: &[bool]) {
             set_mut_expr(b, needs);
         }
         FExpr::Call(_, _, args) => args.iter_mut().for_each(|a| set_mut_expr(a, needs)),
+        FExpr::Apply(_, args) => {
+            for a in args {
+                if let Arg::F(e) = a {
+                    set_mut_expr(e, needs);
+                }
+            }
+        }
         _ => {}
     }
+}
+
+/// The arrays whose elements are read one by one (indexed or walked).
+fn elementwise_reads(p: &Program) -> Set {
+    let mut probe = p.clone();
+    let mut out = Set::new();
+    visit_fexprs(&mut probe, &mut |e| {
+        if let FExpr::Index(n, _) = e {
+            out.insert(n.id);
+        }
+    });
+    visit_stmt_lists(&mut probe.body, &mut |list| {
+        for s in list.iter() {
+            if let Stmt::ForArr { walk, arr, .. } = s {
+                if !matches!(walk, Walk::Upto(_)) {
+                    out.insert(arr.id);
+                }
+            }
+        }
+    });
+    out
 }
 
 fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
@@ -978,6 +1238,16 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
                 if let Some(e) = els {
                     underscore_unused_loop_vars(e, info);
                 }
+            }
+            Stmt::ForArr {
+                idx, elem, body, ..
+            } => {
+                for v in [idx, elem] {
+                    if v.s != "_" && info.reads[v.id] == 0 {
+                        v.s = "_".into();
+                    }
+                }
+                underscore_unused_loop_vars(body, info);
             }
             Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
                 underscore_unused_loop_vars(body, info)
@@ -1008,9 +1278,10 @@ fn while_always_leaves(list: &[Stmt]) -> bool {
         Stmt::If { then, els, .. } => {
             while_always_leaves(then) || els.as_deref().is_some_and(while_always_leaves)
         }
-        Stmt::For { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
-            while_always_leaves(body)
-        }
+        Stmt::For { body, .. }
+        | Stmt::ForArr { body, .. }
+        | Stmt::Loop { body, .. }
+        | Stmt::Block(body) => while_always_leaves(body),
         _ => false,
     })
 }
@@ -1035,9 +1306,10 @@ fn drop_noops(list: &mut Vec<Stmt>) -> bool {
     for s in list.iter_mut() {
         changed |= match s {
             Stmt::If { then, els, .. } => drop_noops(then) | els.as_mut().is_some_and(drop_noops),
-            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
-                drop_noops(body)
-            }
+            Stmt::For { body, .. }
+            | Stmt::ForArr { body, .. }
+            | Stmt::While { body, .. }
+            | Stmt::Loop { body, .. } => drop_noops(body),
             Stmt::Block(b) => {
                 let mut c = drop_noops(b);
                 if let [Stmt::Block(inner)] = b.as_mut_slice() {
@@ -1068,8 +1340,41 @@ fn drop_noops(list: &mut Vec<Stmt>) -> bool {
     changed || list.len() != before
 }
 
-/// Makes `p` valid and warning-free, or says why it cannot be.
+/// Makes `p` and its helpers valid and warning-free, or says why they
+/// cannot be. A helper no longer called is dropped (`dead_code`).
 pub fn tidy(p: &mut Program) -> Result<(), String> {
+    for h in &mut p.helpers {
+        if !h.helpers.is_empty() {
+            return Err("a helper with helpers".into());
+        }
+        tidy_function(h)?;
+    }
+    tidy_function(p)?;
+    let called = called_helpers(p);
+    for name in &called {
+        if !p.helpers.iter().any(|h| h.name == *name) {
+            return Err(format!("`{name}` is not a helper"));
+        }
+    }
+    p.helpers.retain(|h| called.contains(&h.name));
+    Ok(())
+}
+
+/// The names of the helpers `p`'s body calls.
+pub fn called_helpers(p: &Program) -> Vec<String> {
+    let mut probe = p.clone();
+    let mut out: Vec<String> = Vec::new();
+    visit_fexprs(&mut probe, &mut |e| {
+        if let FExpr::Apply(f, _) = e {
+            if !out.contains(f) {
+                out.push(f.clone());
+            }
+        }
+    });
+    out
+}
+
+fn tidy_function(p: &mut Program) -> Result<(), String> {
     for round in 0.. {
         if round > 100 {
             return Err("tidy does not converge".into());
@@ -1132,7 +1437,8 @@ pub fn tidy(p: &mut Program) -> Result<(), String> {
     if let Some(e) = init.error {
         return Err(e);
     }
-    set_mut(&mut p.body, &init.needs_mut);
+    let elementwise = elementwise_reads(p);
+    set_mut(&mut p.body, &init.needs_mut, &elementwise);
     if let Some(t) = &mut p.tail {
         set_mut_expr(t, &init.needs_mut);
     }
