@@ -557,6 +557,41 @@ fn array_literal_of_active_values() {
     }
 }
 
+/// A block in a condition declares `u`, hiding the function's `u`: the
+/// condition must read the inner one (the copied condition once read the
+/// outer, so `f_grad` took the other branch).
+/// x < 0.5: out = x + 10, d = 1; x > 0.5: out = 3x + 10, d = 3
+#[differentiate]
+fn shadowed_in_condition(x: f64) -> f64 {
+    let u = 10.0;
+    let mut y = x;
+    if ({
+        let u = x;
+        u * 2.0
+    }) > 1.0
+    {
+        y *= 3.0;
+    }
+    y + u
+}
+
+#[test]
+fn a_let_in_a_condition_hides_the_outer_name() {
+    for (x, want) in [(0.3, 1.0), (0.45, 1.0), (0.7, 3.0), (1.9, 3.0)] {
+        let (v, g) = shadowed_in_condition_grad(x);
+        let a = shadowed_in_condition_adjoint(x, D_OUT);
+        check_point(
+            "shadowed_in_condition",
+            &[x],
+            &|p| shadowed_in_condition(p[0]),
+            v,
+            &[g],
+            &[a],
+            &[want],
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Shrunk failures of the differential test that compile.
 // ---------------------------------------------------------------------------
@@ -919,6 +954,74 @@ fn f(x: f64) -> f64 {
         b = x * 2.0;
         y = y * b;
     }
+    y
+}",
+    ),
+    (
+        "1365: a shadowing `let` inside a block in a loop's `if` condition: the copied \
+         condition read the outer `u` (unused variable `u` in the expansion)",
+        "#[differentiate]
+fn f(mut x: f64) -> f64 {
+    let mut w1 = 0;
+    loop {
+        w1 += 1;
+        if w1 > 4 {
+            break;
+        }
+        let u: f64 = 1.75;
+        x += u;
+        if 1.0 <= ({
+            let u = x;
+            let t2 = u;
+            t2
+        }) {
+            break;
+        }
+    }
+    x
+}",
+    ),
+    (
+        "155: an element store in a `.rev()` loop that can `break`, restored by the reverse \
+         sweep with an index it did not keep (E0425: cannot find value `l`)",
+        "#[differentiate]
+fn g1(_x: f64, _y: f64) -> f64 {
+    1.0
+}
+
+#[differentiate]
+fn f(y: f64) -> f64 {
+    let mut vs: Vec<f64> = vec![0.0; 4];
+    let c: f64;
+    for l in (0..3).rev() {
+        if 1.0 != 0.75 {
+            break;
+        }
+        vs[l] = 1.0;
+    }
+    c = 1.0;
+    c + g1(vs[1], y)
+}",
+    ),
+    (
+        "151: `f64::hypot(1.0, w[1])` returned from inside a loop (E0689)",
+        "/// `w.len() == 4`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    for _ in 0..1 {
+        return f64::hypot(1.0, w[1]).sin();
+    }
+    1.0
+}",
+    ),
+    (
+        "198: a buffer of constants written and summed: its `let` lost its `mut` (E0596)",
+        "#[differentiate]
+fn f(mut y: f64) -> f64 {
+    let mut buf = vec![0.0; 3];
+    buf[0] = 1.0;
+    let v = buf.iter().sum::<f64>();
+    y -= v;
     y
 }",
     ),

@@ -355,6 +355,14 @@ pub fn analyze(f: &Func) -> Analysis {
             }
         }
     });
+    // Restoring an overwritten element of a needed array reads its index.
+    walk(&f.body, &mut |s| {
+        if let Stmt::Store(st) = s {
+            if needed[st.arr.0] {
+                need(&st.index.reads, &mut needed);
+            }
+        }
+    });
     let hoisted: Vec<bool> = (0..n)
         .map(|i| {
             (needed[i] || scoped[i])

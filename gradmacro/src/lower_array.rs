@@ -260,9 +260,7 @@ impl Lowerer<'_> {
             }
         };
         let value = self.operand(val);
-        if self.is_active(arr) && matches!(self.vars[arr.0].decl, _) {
-            self.vars[arr.0].reassigned = true;
-        }
+        self.vars[arr.0].reassigned = true;
         self.cur.push(Stmt::Store(Store {
             arr,
             index,

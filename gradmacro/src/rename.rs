@@ -131,6 +131,39 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
             self.visit_expr_mut(&mut c.body);
             self.shadowed.truncate(depth);
         }
+        // A `let` inside copied code hides the function's local of that name
+        // for the rest of its block.
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            let depth = self.shadowed.len();
+            for s in &mut b.stmts {
+                match s {
+                    syn::Stmt::Local(l) => {
+                        if let Some(init) = &mut l.init {
+                            self.visit_local_init_mut(init);
+                        }
+                        self.shadowed.extend(pattern_names(&l.pat));
+                    }
+                    other => self.visit_stmt_mut(other),
+                }
+            }
+            self.shadowed.truncate(depth);
+        }
+        fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+            self.visit_expr_mut(&mut f.expr);
+            let depth = self.shadowed.len();
+            self.shadowed.extend(pattern_names(&f.pat));
+            self.visit_block_mut(&mut f.body);
+            self.shadowed.truncate(depth);
+        }
+        fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+            let depth = self.shadowed.len();
+            self.shadowed.extend(pattern_names(&a.pat));
+            if let Some((_, guard)) = &mut a.guard {
+                self.visit_expr_mut(guard);
+            }
+            self.visit_expr_mut(&mut a.body);
+            self.shadowed.truncate(depth);
+        }
         fn visit_expr_mut(&mut self, e: &mut Expr) {
             if let Expr::Unary(u) = e {
                 if let (syn::UnOp::Deref(_), Some(name)) = (&u.op, local_name(&u.expr)) {
