@@ -1240,6 +1240,9 @@ fn edge_cases_never_panic() {
         ("", "fn f(x: f64) -> f64 { let d_x = x; let tape_d_x = d_x; let iters1 = 1.0; d_x * tape_d_x * iters1 }"),
         ("", "fn f_grad(x: f64) -> f64 { x }"),
         ("", "fn f(x: f64) -> f64 { let f_grad = x; f_grad }"),
+        // Found by the random run: `()` lost its parentheses (`s *= ;`).
+        ("wrt(x)", "fn f(x: f64, flag: bool) -> f64 { let mut s = x; for _ in 0..3 { if flag { s *= (); } s += 1.0; } s }"),
+        ("", "fn f(x: f64) -> f64 { let mut s = x; s *= (x, 1.0); s }"),
     ];
     let mut findings = Findings {
         panics: BTreeMap::new(),

@@ -674,10 +674,20 @@ pub(super) fn unparen(tokens: TokenStream) -> TokenStream {
     let mut it = tokens.clone().into_iter();
     match (it.next(), it.next()) {
         (Some(proc_macro2::TokenTree::Group(g)), None)
-            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis && !is_tuple(&g.stream()) =>
         {
             g.stream()
         }
         _ => tokens,
     }
+}
+
+/// The inside of `()` or `(a, b)`: without its parentheses it is no longer
+/// the same expression.
+fn is_tuple(inner: &TokenStream) -> bool {
+    inner.is_empty()
+        || inner
+            .clone()
+            .into_iter()
+            .any(|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','))
 }
