@@ -2308,3 +2308,115 @@ fn for_over_a_range_with_integer_parameter_bounds() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Tapes kept on the stack: values overwritten in `for` loops over literal
+// ranges fit a fixed array (up to 256 values); more, or loops of unknown
+// length, use a `Vec`. Both must give the same derivatives.
+// ---------------------------------------------------------------------------
+
+/// Three nested literal ranges (2·3·4 = 24 trips), two push sites, one in a
+/// branch, and a `break` that ends the inner loop early on some paths.
+#[differentiate]
+fn nested_literal_loops(x: f64) -> f64 {
+    let mut r = 1.0;
+    for i in 0..2 {
+        for j in 0..=2 {
+            for k in (0..4).rev() {
+                r = r * (1.0 + x / (i + j + k + 1) as f64);
+                if k == 1 {
+                    r = r.sin() + r;
+                }
+                if r > 50.0 {
+                    break;
+                }
+            }
+        }
+    }
+    r
+}
+
+fn nested_literal_loops_dual(x: Dual<1>) -> Dual<1> {
+    let mut r = Dual::cst(1.0);
+    for i in 0..2 {
+        for j in 0..=2 {
+            for k in (0..4).rev() {
+                r = r * (Dual::cst(1.0) + x / Dual::cst((i + j + k + 1) as f64));
+                if k == 1 {
+                    r = r.sin() + r;
+                }
+                if r.v > 50.0 {
+                    break;
+                }
+            }
+        }
+    }
+    r
+}
+
+#[test]
+fn nested_literal_ranges_with_a_break() {
+    unary(
+        "nested_literal_loops",
+        nested_literal_loops,
+        nested_literal_loops_grad,
+        nested_literal_loops_adjoint,
+        dual1(nested_literal_loops, nested_literal_loops_dual),
+        &[0.05, 0.2, 0.35, 0.8],
+        STRICT,
+    );
+}
+
+/// r ← r·x + 1, n times from r = 2: r_n = 2xⁿ + Σ_{k<n} xᵏ, so
+/// dr_n/dx = 2n xⁿ⁻¹ + Σ_{k<n} k xᵏ⁻¹. 256 trips fill a stack tape exactly;
+/// 257 take a `Vec`.
+#[differentiate]
+fn affine_256(x: f64) -> f64 {
+    let mut r = 2.0;
+    for _ in 0..256 {
+        r = r * x + 1.0;
+    }
+    r
+}
+
+#[differentiate]
+fn affine_257(x: f64) -> f64 {
+    let mut r = 2.0;
+    for _ in 1..=257 {
+        r = r * x + 1.0;
+    }
+    r
+}
+
+fn affine_derivative(x: f64, n: i32) -> f64 {
+    2.0 * f64::from(n) * x.powi(n - 1) + (1..n).map(|k| f64::from(k) * x.powi(k - 1)).sum::<f64>()
+}
+
+#[test]
+fn stack_tape_at_its_capacity_and_one_past_it() {
+    let points = [0.9, 0.99, -0.97, 1.001];
+    unary(
+        "affine_256",
+        affine_256,
+        affine_256_grad,
+        affine_256_adjoint,
+        |x| affine_derivative(x, 256),
+        &points,
+        Tol {
+            rel: 1e-10,
+            fd: Some(1e-6),
+        },
+    );
+    unary(
+        "affine_257",
+        affine_257,
+        affine_257_grad,
+        affine_257_adjoint,
+        |x| affine_derivative(x, 257),
+        &points,
+        Tol {
+            rel: 1e-10,
+            fd: Some(1e-6),
+        },
+    );
+}

@@ -107,9 +107,7 @@ impl Emitter<'_> {
                     // The new value first, then the push: a push that grows
                     // the tape is a call, and values live across it would
                     // leave their registers for the whole loop.
-                    let tape = self.value_tape(st.dst);
-                    self.note_push(&tape);
-                    quote!(#tape.push(::core::mem::replace(&mut #dst, #value));)
+                    self.push_value(st.dst, quote!(::core::mem::replace(&mut #dst, #value)))
                 } else {
                     quote!(#save #dst = #value;)
                 }
@@ -284,11 +282,10 @@ impl Emitter<'_> {
         whole: bool,
     ) -> TokenStream {
         if Keep::of(ctx) == Keep::Tape {
-            let tape = if whole {
-                self.array_tape(v)
-            } else {
-                self.value_tape(v)
-            };
+            if !whole {
+                return self.push_value(v, value);
+            }
+            let tape = self.array_tape(v);
             self.note_push(&tape);
             return quote!(#tape.push(#value););
         }
@@ -579,6 +576,14 @@ impl Emitter<'_> {
             ));
         }
         for (v, t) in &self.rec.tapes {
+            if let Some((cap, len)) = self.rec.stack.get(v) {
+                let cap = proc_macro2::Literal::usize_unsuffixed(*cap as usize);
+                slots.push((
+                    t.to_string(),
+                    quote!(let mut #t: [#ty; #cap] = [0.0; #cap]; let mut #len = 0usize;),
+                ));
+                continue;
+            }
             let elem = if self.f.is_active(*v) && !self.f.var(*v).shape.is_array() {
                 quote!(#ty)
             } else {

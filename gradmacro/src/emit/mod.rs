@@ -53,6 +53,8 @@ pub struct Emitter<'a> {
     /// For each loop being emitted, innermost last: the tapes its body pushes
     /// to directly, reserved before the loop when its length is known.
     pub pushed: Vec<Vec<Ident>>,
+    /// Value tapes that fit in a fixed array, with its length.
+    pub stack_caps: HashMap<VarId, u64>,
 }
 
 impl<'a> Emitter<'a> {
@@ -79,6 +81,7 @@ impl<'a> Emitter<'a> {
             compact_values: Vec::new(),
             compact_adjoints: Vec::new(),
             pushed: Vec::new(),
+            stack_caps: records::stack_tapes(f, a),
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.

@@ -3,8 +3,9 @@
 //! inside a loop goes on a tape (a `Vec` used as a stack). Loop-free code
 //! therefore allocates nothing.
 
-use crate::ir::{Ctx, SiteId, VarId};
-use proc_macro2::Ident;
+use crate::analysis::{write_key, Analysis};
+use crate::ir::{Block, Ctx, Func, LoopKind, SiteId, Stmt, VarId};
+use proc_macro2::{Ident, TokenStream};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,8 +55,94 @@ pub struct Records {
     pub saves: HashMap<WriteKey, (Slot, VarId, bool)>,
     /// Tapes of old values (or elements), per variable.
     pub tapes: HashMap<VarId, Ident>,
+    /// Of those, the ones kept in a fixed array: its length, and the count of
+    /// values it holds.
+    pub stack: HashMap<VarId, (u64, Ident)>,
     /// Tapes of whole arrays re-created in a loop, per variable.
     pub array_tapes: HashMap<VarId, Ident>,
     /// Buffers lent to callees for shares nobody needs, grown as needed.
     pub scratch: Vec<Ident>,
+}
+
+/// Most values a tape kept on the stack may hold: a few KiB per tape.
+const STACK_TAPE_MAX: u64 = 256;
+
+/// The tapes of differentiated scalars whose every push runs in `for` loops
+/// over literal ranges (`0..20`), with room for all of them: those live in a
+/// fixed array on the stack instead of a `Vec`, allocating nothing.
+pub fn stack_tapes(f: &Func, a: &Analysis) -> HashMap<VarId, u64> {
+    let mut caps: HashMap<VarId, Option<u64>> = HashMap::new();
+    count_pushes(f, a, &f.body, Some(1), &mut caps);
+    caps.into_iter()
+        .filter_map(|(v, cap)| Some((v, cap?)))
+        .filter(|&(v, cap)| cap <= STACK_TAPE_MAX && f.is_active(v) && !f.var(v).shape.is_array())
+        .collect()
+}
+
+/// Adds to `caps` the pushes `block` makes onto each value tape when it runs
+/// `trips` times (`None`: not known).
+fn count_pushes(
+    f: &Func,
+    a: &Analysis,
+    block: &Block,
+    trips: Option<u64>,
+    caps: &mut HashMap<VarId, Option<u64>>,
+) {
+    for s in &block.stmts {
+        let write = match s {
+            Stmt::Step(st) => Some((st.dst, st.write, st.ctx)),
+            Stmt::Assign(p) => Some((p.dst, p.write, p.ctx)),
+            Stmt::Reduce(r) => Some((r.dst, r.write, r.ctx)),
+            Stmt::Call(c) => Some((c.dst, c.write, c.ctx)),
+            _ => None,
+        };
+        if let Some((dst, w, ctx)) = write {
+            if Keep::of(ctx) == Keep::Tape && a.saves_at(f, dst, w, write_key(s)) {
+                let cap = caps.entry(dst).or_insert(Some(0));
+                *cap = cap.zip(trips).map(|(c, t)| c + t);
+            }
+        }
+        match s {
+            Stmt::If(i) => {
+                count_pushes(f, a, &i.then, trips, caps);
+                count_pushes(f, a, &i.els, trips, caps);
+            }
+            Stmt::Loop(l) => {
+                let inner = match &l.kind {
+                    LoopKind::For { iter, .. } => literal_trips(&iter.tokens),
+                    _ => None,
+                };
+                let trips = trips.zip(inner).map(|(t, n)| t.saturating_mul(n));
+                count_pushes(f, a, &l.body, trips, caps);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The length of `a..b`, `a..=b` or `(a..b).rev()` with integer literals.
+fn literal_trips(tokens: &TokenStream) -> Option<u64> {
+    let mut e: syn::Expr = syn::parse2(tokens.clone()).ok()?;
+    loop {
+        match e {
+            syn::Expr::Paren(p) => e = *p.expr,
+            syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => e = *m.receiver,
+            _ => break,
+        }
+    }
+    let syn::Expr::Range(r) = e else { return None };
+    let int = |e: &Option<Box<syn::Expr>>| -> Option<u64> {
+        match e.as_deref()? {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse().ok(),
+            _ => None,
+        }
+    };
+    let (start, end) = (int(&r.start)?, int(&r.end)?);
+    match r.limits {
+        syn::RangeLimits::HalfOpen(_) => Some(end.saturating_sub(start)),
+        syn::RangeLimits::Closed(_) => Some((end + 1).saturating_sub(start)),
+    }
 }

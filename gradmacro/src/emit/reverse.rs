@@ -559,7 +559,10 @@ impl Emitter<'_> {
         match Keep::of(ctx) {
             Keep::Tape => {
                 let tape = self.value_tape(v);
-                quote!(#tape.pop().unwrap())
+                match self.rec.stack.get(&v) {
+                    Some((_, len)) => quote!({ #len -= 1; #tape[#len] }),
+                    None => quote!(#tape.pop().unwrap()),
+                }
             }
             store => {
                 let slot = self.save_slot(v, key, store, false);
@@ -574,7 +577,23 @@ impl Emitter<'_> {
         }
         let t = self.names.fresh(&format!("tape_{}", self.f.var(v).ident));
         self.rec.tapes.insert(v, t.clone());
+        if let Some(&cap) = self.stack_caps.get(&v) {
+            let len = self.names.fresh(&format!("{t}_len"));
+            self.rec.stack.insert(v, (cap, len));
+        }
         t
+    }
+
+    /// Pushes `value` onto `v`'s value tape.
+    pub(super) fn push_value(&mut self, v: VarId, value: TokenStream) -> TokenStream {
+        let tape = self.value_tape(v);
+        match self.rec.stack.get(&v) {
+            Some((_, len)) => quote!(#tape[#len] = #value; #len += 1;),
+            None => {
+                self.note_push(&tape);
+                quote!(#tape.push(#value);)
+            }
+        }
     }
 
     fn save_slot(
