@@ -152,6 +152,125 @@ pub enum FExpr {
     Sum(Name),
     /// A call of a helper, `g1(a, &v)`.
     Apply(String, Vec<Arg>),
+    /// `v`, a `&f64` closure parameter: bare as an operand of arithmetic
+    /// (`v * y`, as users write it), `*v` where an `f64` is needed.
+    Elem(Name),
+    /// `w.iter().product::<f64>()`.
+    Product(Name),
+    /// A reduction through a closure: `w.iter().map(|v| ..).sum::<f64>()`,
+    /// `.fold(..)`...
+    Reduce(Box<Source>, Box<Reduce>),
+    /// `w.iter().filter(|v| **v > e).count() as f64`: piecewise constant.
+    Count(Box<Pred>),
+}
+
+/// What a closure walks, and the names its parameter pattern binds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// `w.iter()` (`.rev()`, `.copied()`); `pat` binds `&v` instead of `v`.
+    Iter {
+        arr: Name,
+        rev: bool,
+        copied: bool,
+        pat: bool,
+        elem: Name,
+    },
+    /// `a.iter().zip(b.iter())`, or `.zip(b)` (`direct`, `b` a reference).
+    Zip {
+        a: Name,
+        b: Name,
+        direct: bool,
+        p: Name,
+        q: Name,
+    },
+    /// `w.iter().enumerate()`.
+    Enumerate { arr: Name, idx: Name, elem: Name },
+    /// `(0..n)`, `n` no longer than the arrays the closure indexes by `idx`.
+    Range { n: usize, idx: Name },
+}
+
+impl Source {
+    /// The names the closure's pattern binds, with their types.
+    pub fn bound(&mut self) -> Vec<(&mut Name, Ty)> {
+        match self {
+            Source::Iter {
+                copied, pat, elem, ..
+            } => {
+                let ty = if *copied || *pat { Ty::F } else { Ty::R };
+                vec![(elem, ty)]
+            }
+            Source::Zip { p, q, .. } => vec![(p, Ty::R), (q, Ty::R)],
+            Source::Enumerate { idx, elem, .. } => vec![(idx, Ty::U), (elem, Ty::R)],
+            Source::Range { idx, .. } => vec![(idx, Ty::U)],
+        }
+    }
+
+    /// The arrays it walks.
+    pub fn arrays(&mut self) -> Vec<&mut Name> {
+        match self {
+            Source::Iter { arr, .. } | Source::Enumerate { arr, .. } => vec![arr],
+            Source::Zip { a, b, .. } => vec![a, b],
+            Source::Range { .. } => Vec::new(),
+        }
+    }
+}
+
+/// What is done with the closure's values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reduce {
+    /// `.map(|..| body).sum::<f64>()`, or `.product::<f64>()`.
+    Map { prod: bool, body: FBlock },
+    /// `.fold(init, |acc, ..| body)`.
+    Fold {
+        init: FExpr,
+        acc: Name,
+        body: FBlock,
+    },
+    /// `.map(|..| body).fold(f64::NEG_INFINITY, f64::max)` (`INFINITY` and
+    /// `min` when `min`), or from the literal `init`.
+    Extreme {
+        min: bool,
+        init: Option<String>,
+        body: FBlock,
+    },
+}
+
+impl Reduce {
+    pub fn body(&self) -> &FBlock {
+        match self {
+            Reduce::Map { body, .. } | Reduce::Fold { body, .. } | Reduce::Extreme { body, .. } => {
+                body
+            }
+        }
+    }
+    pub fn body_mut(&mut self) -> &mut FBlock {
+        match self {
+            Reduce::Map { body, .. } | Reduce::Fold { body, .. } | Reduce::Extreme { body, .. } => {
+                body
+            }
+        }
+    }
+}
+
+/// `|v| *v > rhs` on the elements of `arr`, for `any` and `filter`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pred {
+    pub arr: Name,
+    pub elem: Name,
+    pub op: CmpOp,
+    pub rhs: FExpr,
+}
+
+/// How a copy of an array is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyHow {
+    /// `x` (a `[f64; N]`, which is `Copy`).
+    Plain,
+    /// `*x` (a `&[f64; N]`).
+    Deref,
+    ToVec,
+    Clone,
+    ToOwned,
 }
 
 /// An argument of a helper call.
@@ -173,6 +292,21 @@ pub enum ArrInit {
     },
     /// `vec![a, b]` or `[a, b]`.
     List { vec: bool, elems: Vec<FExpr> },
+    /// `src.map(|..| body).collect()` (`collect::<Vec<f64>>()` when
+    /// `turbofish`), of `len` elements.
+    Collect {
+        src: Source,
+        body: FBlock,
+        turbofish: bool,
+        len: usize,
+    },
+    /// A copy of `of`: a `Vec` or a fixed array (`vec`) of `len` elements.
+    Copy {
+        of: Name,
+        how: CopyHow,
+        vec: bool,
+        len: usize,
+    },
 }
 
 impl ArrInit {
@@ -180,11 +314,15 @@ impl ArrInit {
         match self {
             ArrInit::Zeros { len, .. } => *len,
             ArrInit::List { elems, .. } => elems.len(),
+            ArrInit::Collect { len, .. } | ArrInit::Copy { len, .. } => *len,
         }
     }
     pub fn is_vec(&self) -> bool {
         match self {
-            ArrInit::Zeros { vec, .. } | ArrInit::List { vec, .. } => *vec,
+            ArrInit::Zeros { vec, .. } | ArrInit::List { vec, .. } | ArrInit::Copy { vec, .. } => {
+                *vec
+            }
+            ArrInit::Collect { .. } => true,
         }
     }
 }
@@ -289,6 +427,8 @@ pub enum Cond {
     Or(Box<Cond>, Box<Cond>),
     Not(Box<Cond>),
     Var(Name),
+    /// `w.iter().any(|v| *v > e)`.
+    Any(Box<Pred>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -385,6 +525,14 @@ pub enum Stmt {
         amp: bool,
         rev: bool,
         body: Vec<Stmt>,
+    },
+    /// `let mut v = Vec::with_capacity(n); for idx in 0..n { v.push(val); }`.
+    LetPush {
+        name: Name,
+        annot: bool,
+        n: usize,
+        idx: Name,
+        val: FExpr,
     },
 }
 
@@ -567,7 +715,16 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             init,
         } => {
             let m = if *mutable { "mut " } else { "" };
-            let a = match (*annot, init.is_vec()) {
+            // `.collect()` needs the type it collects into.
+            let annot = *annot
+                || matches!(
+                    init,
+                    ArrInit::Collect {
+                        turbofish: false,
+                        ..
+                    }
+                );
+            let a = match (annot, init.is_vec()) {
                 (false, _) => String::new(),
                 (true, true) => ": Vec<f64>".into(),
                 (true, false) => format!(": [f64; {}]", init.len()),
@@ -608,6 +765,25 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             block(s, body, ind);
             s.push('\n');
         }
+        Stmt::LetPush {
+            name,
+            annot,
+            n,
+            idx,
+            val,
+        } => {
+            // A `Vec<{float}>` would not take `v[0].sin()`.
+            let a = if *annot || !typed(val) {
+                ": Vec<f64>"
+            } else {
+                ""
+            };
+            let v = &name.s;
+            writeln!(s, "{p}let mut {v}{a} = Vec::with_capacity({n});").unwrap();
+            writeln!(s, "{p}for {} in 0..{n} {{", idx.s).unwrap();
+            writeln!(s, "{p}    {v}.push({});", fexpr(val, At::Top, ind + 1)).unwrap();
+            writeln!(s, "{p}}}").unwrap();
+        }
     }
 }
 
@@ -639,7 +815,140 @@ fn arr_init(init: &ArrInit, ind: usize) -> String {
             let bang = if *vec { "vec!" } else { "" };
             format!("{bang}[{}]", e.join(", "))
         }
+        ArrInit::Collect {
+            src,
+            body,
+            turbofish,
+            ..
+        } => {
+            let t = if *turbofish { "::<Vec<f64>>" } else { "" };
+            format!(
+                "{}.map(|{}| {}).collect{t}()",
+                source_text(src),
+                pattern(src),
+                closure_body(body, ind)
+            )
+        }
+        ArrInit::Copy { of, how, .. } => {
+            let w = &of.s;
+            match how {
+                CopyHow::Plain => w.clone(),
+                CopyHow::Deref => format!("*{w}"),
+                CopyHow::ToVec => format!("{w}.to_vec()"),
+                CopyHow::Clone => format!("{w}.clone()"),
+                CopyHow::ToOwned => format!("{w}.to_owned()"),
+            }
+        }
     }
+}
+
+/// `w.iter().rev()`, `a.iter().zip(b)`, `(0..3)`...
+fn source_text(src: &Source) -> String {
+    match src {
+        Source::Iter {
+            arr, rev, copied, ..
+        } => {
+            let rev = if *rev { ".rev()" } else { "" };
+            let copied = if *copied { ".copied()" } else { "" };
+            format!("{}.iter(){rev}{copied}", arr.s)
+        }
+        Source::Zip { a, b, direct, .. } => {
+            if *direct {
+                format!("{}.iter().zip({})", a.s, b.s)
+            } else {
+                format!("{}.iter().zip({}.iter())", a.s, b.s)
+            }
+        }
+        Source::Enumerate { arr, .. } => format!("{}.iter().enumerate()", arr.s),
+        Source::Range { n, .. } => format!("(0..{n})"),
+    }
+}
+
+/// The closure's parameter pattern for `src`'s items.
+fn pattern(src: &Source) -> String {
+    match src {
+        Source::Iter {
+            pat: true, elem, ..
+        } => format!("&{}", elem.s),
+        Source::Iter { elem, .. } => elem.s.clone(),
+        Source::Zip { p, q, .. } => format!("({}, {})", p.s, q.s),
+        Source::Enumerate { idx, elem, .. } => format!("({}, {})", idx.s, elem.s),
+        Source::Range { idx, .. } => idx.s.clone(),
+    }
+}
+
+fn closure_body(b: &FBlock, ind: usize) -> String {
+    if b.stmts.is_empty() {
+        fexpr(&b.tail, At::Top, ind)
+    } else {
+        fblock(b, ind)
+    }
+}
+
+/// `src.map(..).sum::<f64>()`, `src.fold(init, |acc, v| ..)`...
+fn reduce_text(src: &Source, r: &Reduce, ind: usize) -> String {
+    let (it, pat) = (source_text(src), pattern(src));
+    match r {
+        Reduce::Map { prod, body } => {
+            let how = if *prod { "product" } else { "sum" };
+            format!(
+                "{it}.map(|{pat}| {}).{how}::<f64>()",
+                closure_body(body, ind)
+            )
+        }
+        Reduce::Fold { init, acc, body } => {
+            // A `{float}` accumulator takes no method call, nor does the
+            // fold's value.
+            let mut init = init.clone();
+            if !typed(&init) && !plain_arith(body) {
+                suffix_literals(&mut init);
+            }
+            format!(
+                "{it}.fold({}, |{}, {pat}| {})",
+                fexpr(&init, At::Top, ind),
+                acc.s,
+                closure_body(body, ind)
+            )
+        }
+        Reduce::Extreme { min, init, body } => {
+            let (f, inf) = if *min {
+                ("min", "f64::INFINITY")
+            } else {
+                ("max", "f64::NEG_INFINITY")
+            };
+            let init = init.as_deref().unwrap_or(inf);
+            format!(
+                "{it}.map(|{pat}| {}).fold({init}, f64::{f})",
+                closure_body(body, ind)
+            )
+        }
+    }
+}
+
+/// A block without statements whose value is only arithmetic on variables
+/// and literals: an untyped accumulator stays fine there.
+fn plain_arith(b: &FBlock) -> bool {
+    fn arith(e: &FExpr) -> bool {
+        match e {
+            FExpr::Var(_) | FExpr::Lit(_) | FExpr::Elem(_) | FExpr::Deref(_) => true,
+            FExpr::Index(..) | FExpr::Cast(_) | FExpr::Pi => true,
+            FExpr::Neg(a) => arith(a),
+            FExpr::Bin(_, a, b) => arith(a) && arith(b),
+            _ => false,
+        }
+    }
+    b.stmts.is_empty() && arith(&b.tail)
+}
+
+/// `|v| *v > e` (`**v` when `twice`: `filter` passes `&&f64`).
+fn pred_text(pr: &Pred, twice: bool, ind: usize) -> String {
+    let stars = if twice { "**" } else { "*" };
+    format!(
+        "|{v}| {stars}{v} {} {}",
+        pr.op.text(),
+        fexpr(&pr.rhs, At::Operand(P_CMP + 1), ind),
+        v = pr.elem.s
+    )
 }
 
 /// `i in 0..w.len()`, `&wi in &w`, `(i, wi) in w.iter().enumerate()`...
@@ -819,6 +1128,25 @@ fn fexpr(e: &FExpr, at: At, ind: usize) -> String {
             }
         }
         FExpr::Sum(n) => format!("{}.iter().sum::<f64>()", n.s),
+        FExpr::Product(n) => format!("{}.iter().product::<f64>()", n.s),
+        FExpr::Elem(n) => match at {
+            At::Receiver => n.s.clone(),
+            At::Operand(p) if (P_ADD..=P_UNARY).contains(&p) => n.s.clone(),
+            _ => wrap(format!("*{}", n.s), P_UNARY, at),
+        },
+        FExpr::Reduce(src, r) => reduce_text(src, r, ind),
+        FExpr::Count(pr) => {
+            let s = format!(
+                "{}.iter().filter({}).count() as f64",
+                pr.arr.s,
+                pred_text(pr, true, ind)
+            );
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
         FExpr::Apply(f, args) => {
             let a: Vec<String> = args
                 .iter()
@@ -854,15 +1182,26 @@ pub fn typed(e: &FExpr) -> bool {
         FExpr::Lit(l) => l.ends_with("_f64"),
         FExpr::Neg(a) => typed(a),
         FExpr::Powi(path, a, _) => *path || typed(a),
-        FExpr::Bin(_, a, b) => typed(a) || typed(b),
+        // `1.0 + v` with `v: &f64` picks its `Add` impl too late for a
+        // method call on the sum: a bare `&f64` does not type its operand.
+        FExpr::Bin(_, a, b) => {
+            let types = |e: &FExpr| typed(e) && !matches!(e, FExpr::Elem(_));
+            types(a) || types(b)
+        }
         FExpr::Call(_, path, args) => *path || typed(&args[0]),
         FExpr::If(_, t, e) => typed(&t.tail) || typed(&e.tail),
         FExpr::Block(b) => typed(&b.tail),
         // Buffers whose elements are read are annotated when their
         // initialiser is untyped (`tidy`).
-        FExpr::Index(..) | FExpr::Deref(_) | FExpr::Len(_) | FExpr::Sum(_) | FExpr::Apply(..) => {
-            true
-        }
+        FExpr::Index(..)
+        | FExpr::Deref(_)
+        | FExpr::Len(_)
+        | FExpr::Sum(_)
+        | FExpr::Apply(..)
+        | FExpr::Elem(_)
+        | FExpr::Product(_)
+        | FExpr::Reduce(..)
+        | FExpr::Count(_) => true,
     }
 }
 
@@ -950,6 +1289,7 @@ fn cond(c: &Cond, at: At, ind: usize) -> String {
             at,
         ),
         Cond::Var(n) => n.s.clone(),
+        Cond::Any(pr) => format!("{}.iter().any({})", pr.arr.s, pred_text(pr, false, ind)),
     }
 }
 
@@ -985,12 +1325,15 @@ pub fn stmt_size(s: &Stmt) -> usize {
                 + match init {
                     ArrInit::Zeros { of, .. } => 1 + usize::from(of.is_some()),
                     ArrInit::List { elems, .. } => elems.iter().map(fexpr_size).sum(),
+                    ArrInit::Collect { body, .. } => 3 + fblock_size(body),
+                    ArrInit::Copy { .. } => 2,
                 }
         }
         Stmt::Store { index, op, val, .. } => {
             1 + usize::from(*op != AOp::Set) + iexpr_size(index) + fexpr_size(val)
         }
         Stmt::ForArr { rev, body, .. } => 2 + usize::from(*rev) + list(body),
+        Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
     }
 }
 
@@ -1018,7 +1361,16 @@ pub fn fexpr_size(e: &FExpr) -> usize {
         FExpr::Block(b) => 1 + fblock_size(b),
         FExpr::Index(_, i) => 2 + iexpr_size(i),
         FExpr::Deref(_) => 2,
-        FExpr::Len(_) | FExpr::Sum(_) => 3,
+        FExpr::Len(_) | FExpr::Sum(_) | FExpr::Product(_) => 3,
+        FExpr::Elem(_) => 2,
+        FExpr::Reduce(_, r) => {
+            3 + fblock_size(r.body())
+                + match &**r {
+                    Reduce::Fold { init, .. } => fexpr_size(init),
+                    _ => 0,
+                }
+        }
+        FExpr::Count(pr) => 3 + fexpr_size(&pr.rhs),
         FExpr::Apply(_, args) => {
             2 + args
                 .iter()
@@ -1051,6 +1403,7 @@ pub fn cond_size(c: &Cond) -> usize {
         Cond::And(a, b) | Cond::Or(a, b) => 1 + cond_size(a) + cond_size(b),
         Cond::Not(a) => 1 + cond_size(a),
         Cond::Var(_) => 1,
+        Cond::Any(pr) => 3 + fexpr_size(&pr.rhs),
     }
 }
 
@@ -1080,6 +1433,11 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
                 init: ArrInit::List { elems, .. },
                 ..
             } => elems.iter_mut().for_each(|e| visit_fexpr(e, f)),
+            Stmt::LetArr {
+                init: ArrInit::Collect { body, .. },
+                ..
+            } => visit_fblock(body, f),
+            Stmt::LetPush { val, .. } => visit_fexpr(val, f),
             Stmt::If { cond, then, els } => {
                 visit_cond(cond, f);
                 visit_stmts(then, f);
@@ -1111,8 +1469,14 @@ fn visit_cond(c: &mut Cond, f: &mut dyn FnMut(&mut FExpr)) {
             visit_cond(b, f);
         }
         Cond::Not(a) => visit_cond(a, f),
+        Cond::Any(pr) => visit_fexpr(&mut pr.rhs, f),
         Cond::I(..) | Cond::Var(_) => {}
     }
+}
+
+fn visit_fblock(b: &mut FBlock, f: &mut dyn FnMut(&mut FExpr)) {
+    visit_stmts(&mut b.stmts, f);
+    visit_fexpr(&mut b.tail, f);
 }
 
 fn visit_fexpr(e: &mut FExpr, f: &mut dyn FnMut(&mut FExpr)) {
@@ -1142,6 +1506,14 @@ fn visit_fexpr(e: &mut FExpr, f: &mut dyn FnMut(&mut FExpr)) {
                 }
             }
         }
+        FExpr::Reduce(_, r) => {
+            if let Reduce::Fold { init, .. } = &mut **r {
+                visit_fexpr(init, f);
+            }
+            visit_fblock(r.body_mut(), f);
+        }
+        FExpr::Count(pr) => visit_fexpr(&mut pr.rhs, f),
+        FExpr::Elem(_) | FExpr::Product(_) => {}
         FExpr::Var(_)
         | FExpr::Lit(_)
         | FExpr::Pi

@@ -200,6 +200,58 @@ impl<'a> std::iter::Sum<&'a D> for D {
     }
 }
 
+/// `iter().product::<D>()`: from one, in order, as `f64`'s `product`.
+impl std::iter::Product for D {
+    fn product<I: Iterator<Item = D>>(iter: I) -> D {
+        iter.fold(k(1.0), |p, x| p * x)
+    }
+}
+
+impl<'a> std::iter::Product<&'a D> for D {
+    fn product<I: Iterator<Item = &'a D>>(iter: I) -> D {
+        iter.copied().product()
+    }
+}
+
+/// Arithmetic on `&D`, as `f64` has it on `&f64`: closures over
+/// `w.iter()` write `v * y` with `v: &D`.
+macro_rules! by_ref {
+    ($($tr:ident $m:ident,)*) => {$(
+        impl $tr<D> for &D {
+            type Output = D;
+            fn $m(self, b: D) -> D {
+                (*self).$m(b)
+            }
+        }
+        impl $tr<&D> for D {
+            type Output = D;
+            fn $m(self, b: &D) -> D {
+                self.$m(*b)
+            }
+        }
+        impl $tr<&D> for &D {
+            type Output = D;
+            fn $m(self, b: &D) -> D {
+                (*self).$m(*b)
+            }
+        }
+    )*};
+}
+
+by_ref! {
+    Add add,
+    Sub sub,
+    Mul mul,
+    Div div,
+}
+
+impl Neg for &D {
+    type Output = D;
+    fn neg(self) -> D {
+        -*self
+    }
+}
+
 /// The two sides of a comparison, active if either is.
 fn either(a: D, b: D) -> D {
     D {
@@ -382,7 +434,9 @@ impl D {
     pub fn max(self, b: D) -> D {
         near(either(self, b), self.v, b.v);
         let v = self.v.max(b.v);
-        if self.v > b.v {
+        // At a tie the receiver takes the derivative, as in the macro (the
+        // point is rejected anyway: `near` saw the tie).
+        if self.v >= b.v {
             bin(self, b, v, 1.0, 0.0)
         } else {
             bin(self, b, v, 0.0, 1.0)
@@ -391,7 +445,7 @@ impl D {
     pub fn min(self, b: D) -> D {
         near(either(self, b), self.v, b.v);
         let v = self.v.min(b.v);
-        if self.v < b.v {
+        if self.v <= b.v {
             bin(self, b, v, 1.0, 0.0)
         } else {
             bin(self, b, v, 0.0, 1.0)

@@ -5,8 +5,9 @@
 //! type `D`: every float literal `c` becomes `D::c(c)` (inside `vec![..]`
 //! too), every `e as f64` becomes `D::c(e as f64)`, every `f64::consts::..`
 //! path `D::c(..)`, `f64::sin(x)` becomes `D::sin(x)`, `&[f64]` becomes
-//! `&[D]`, `sum::<f64>()` becomes `sum::<D>()`, and a call of a helper
-//! `g(..)` calls its copy `g_dual(..)`. Nothing else changes: the oracle
+//! `&[D]`, `sum::<f64>()` becomes `sum::<D>()`, `fold(.., f64::max)`
+//! becomes `fold(.., D::max)`, and a call of a helper `g(..)` calls its
+//! copy `g_dual(..)`. Nothing else changes: the oracle
 //! evaluates the very program the macro saw, with its own derivative rules.
 
 use proc_macro2::TokenStream;
@@ -65,6 +66,17 @@ fn is_f64(ty: &Type) -> bool {
 
 fn path_mentions_f64(p: &syn::Path) -> bool {
     p.segments.iter().any(|s| s.ident == "f64")
+}
+
+/// `f64::max`: a method used as a function value (constants are upper
+/// case).
+fn is_f64_method(p: &syn::Path) -> bool {
+    p.segments.len() == 2
+        && p.segments[0].ident == "f64"
+        && p.segments[1]
+            .ident
+            .to_string()
+            .starts_with(|c: char| c.is_ascii_lowercase())
 }
 
 /// `[f64]` or `[f64; N]` (with `N`), `Vec<f64>`.
@@ -188,8 +200,15 @@ impl VisitMut for ToDual {
                 *e = parse_quote!(D::c(#l));
             }
             Expr::Cast(c) if is_f64(&c.ty) => {
+                // `w.iter().filter(|v| **v > 0.5).count() as f64` compares
+                // duals inside.
+                self.visit_expr_mut(&mut c.expr);
                 let c = c.clone();
                 *e = parse_quote!(D::c(#c));
+            }
+            Expr::Path(p) if is_f64_method(&p.path) => {
+                // `fold(.., f64::max)`: the function, not a constant.
+                p.path.segments[0].ident = format_ident!("D");
             }
             Expr::Path(p) if path_mentions_f64(&p.path) => {
                 let p = p.clone();

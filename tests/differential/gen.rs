@@ -59,6 +59,19 @@ struct Slot {
     len: usize,
     /// An array passed and walked as `&v` (it is not a reference).
     amp: bool,
+    /// How an array is held, which decides how it can be copied.
+    shape: Shape,
+    /// A closure's `&f64` parameter, read bare in arithmetic.
+    closure: bool,
+}
+
+/// How an array is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    NotArray,
+    Param(ArrTy),
+    LocalVec,
+    LocalArray,
 }
 
 /// Which of the array and call features a program uses.
@@ -67,6 +80,8 @@ struct Features {
     array_params: bool,
     buffers: bool,
     helpers: bool,
+    /// Closures (`map`, `fold`, `any`...), `collect`, copies and `push`.
+    iterators: bool,
 }
 
 /// What a call of a helper must pass: floats, and arrays (of any length,
@@ -93,6 +108,8 @@ pub struct Gen {
     callable: Vec<HelperSig>,
     /// Arrays an enclosing loop walks by element: borrowed, so not stored to.
     borrowed: Vec<String>,
+    /// Nesting of closures (a closure holds no reduction of its own).
+    in_closure: usize,
 }
 
 /// The program of a seed, tidied; `Err` only if the generator produced
@@ -109,6 +126,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         features: Features::default(),
         callable: Vec::new(),
         borrowed: Vec::new(),
+        in_closure: 0,
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -139,6 +157,7 @@ impl Gen {
         self.loops = 0;
         self.depth = 0;
         self.in_fblock = 0;
+        self.in_closure = 0;
         self.borrowed.clear();
     }
 
@@ -178,17 +197,25 @@ impl Gen {
         }
     }
 
-    /// About a third of the programs use arrays, local buffers or calls.
+    /// About a third of the programs use arrays, local buffers or calls,
+    /// about a fifth closures and the other iterator forms (on arrays).
     fn draw_features(&mut self) -> Features {
         if !self.rng.chance(0.44) {
-            return Features::default();
+            let iterators = self.rng.chance(0.06);
+            return Features {
+                array_params: iterators,
+                iterators,
+                ..Features::default()
+            };
         }
         loop {
-            let f = Features {
+            let mut f = Features {
                 array_params: self.rng.chance(0.55),
                 buffers: self.rng.chance(0.6),
                 helpers: self.rng.chance(0.5),
+                iterators: self.rng.chance(0.4),
             };
+            f.array_params |= f.iterators && self.rng.chance(0.8);
             if f.array_params || f.buffers || f.helpers {
                 return f;
             }
@@ -298,6 +325,11 @@ impl Gen {
                 param: true,
                 len,
                 amp: p.ty.owned_array(),
+                shape: match p.ty {
+                    PTy::Arr(kind, _) => Shape::Param(kind),
+                    _ => Shape::NotArray,
+                },
+                closure: false,
             });
         }
         self.budget = self.rng.range(lo, hi);
@@ -463,7 +495,19 @@ impl Gen {
             param: false,
             len,
             amp: ty == Ty::A,
+            shape: if ty == Ty::A {
+                Shape::LocalVec
+            } else {
+                Shape::NotArray
+            },
+            closure: false,
         });
+    }
+
+    /// A local array of `len` elements, held as `shape`.
+    fn declare_array(&mut self, name: &str, len: usize, shape: Shape) {
+        self.declare_sized(name, Ty::A, true, true, len);
+        self.scopes.last_mut().unwrap().last_mut().unwrap().shape = shape;
     }
 
     /// A name from `pool` not visible anywhere, else `<pool[0]><k>`.
@@ -608,21 +652,22 @@ impl Gen {
         let buffers = self.buffers().len();
         let walks_ok = !arrays.is_empty() && nested_ok && self.loops < 2;
         let w = [
-            28,                                         // let float
-            5,                                          // let int
-            3 * u32::from(nested_ok),                   // let x; if .. { x = } else { x = }
-            if floats.is_empty() { 0 } else { 18 },     // float assignment
-            if ints.is_empty() { 0 } else { 4 },        // int assignment
-            12 * u32::from(nested_ok),                  // if
-            7 * u32::from(nested_ok && self.loops < 2), // for
-            3 * u32::from(nested_ok && self.loops < 2), // while
-            2 * u32::from(nested_ok && self.loops < 2), // loop
-            3 * u32::from(nested_ok),                   // block
-            if self.loops > 0 { 7 } else { 0 },         // break / continue
-            4,                                          // return
-            if self.features.buffers { 12 } else { 0 }, // let buffer
-            if buffers > 0 { 14 } else { 0 },           // store
-            8 * u32::from(walks_ok),                    // walk
+            28,                                           // let float
+            5,                                            // let int
+            3 * u32::from(nested_ok),                     // let x; if .. { x = } else { x = }
+            if floats.is_empty() { 0 } else { 18 },       // float assignment
+            if ints.is_empty() { 0 } else { 4 },          // int assignment
+            12 * u32::from(nested_ok),                    // if
+            7 * u32::from(nested_ok && self.loops < 2),   // for
+            3 * u32::from(nested_ok && self.loops < 2),   // while
+            2 * u32::from(nested_ok && self.loops < 2),   // loop
+            3 * u32::from(nested_ok),                     // block
+            if self.loops > 0 { 7 } else { 0 },           // break / continue
+            4,                                            // return
+            if self.features.buffers { 12 } else { 0 },   // let buffer
+            if buffers > 0 { 14 } else { 0 },             // store
+            8 * u32::from(walks_ok),                      // walk
+            if self.features.iterators { 12 } else { 0 }, // collect, copy, push
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -674,7 +719,8 @@ impl Gen {
             11 => self.return_stmt(),
             12 => vec![self.let_buffer()],
             13 => vec![self.store()],
-            _ => vec![self.walk()],
+            14 => vec![self.walk()],
+            _ => self.iter_stmts(),
         }
     }
 
@@ -975,8 +1021,11 @@ impl Gen {
 
     fn return_stmt(&mut self) -> Vec<Stmt> {
         let cond = self.cond(2);
+        // The returned value is drawn outside the block's scope: the block
+        // stays one, so that none of its `let`s (a shadowing copy of an
+        // array, say) is in scope at the `return`.
         let mut then = if self.rng.chance(0.3) {
-            self.block(2)
+            vec![Stmt::Block(self.block(2))]
         } else {
             Vec::new()
         };
@@ -1033,7 +1082,15 @@ impl Gen {
                 FExpr::Cast(i)
             }
             3 => FExpr::Pi,
-            4 => FExpr::Deref(Name::new(&self.rng.pick(&elems).name)),
+            4 => {
+                let e = self.rng.pick(&elems);
+                let n = Name::new(&e.name);
+                if e.closure {
+                    FExpr::Elem(n)
+                } else {
+                    FExpr::Deref(n)
+                }
+            }
             5 => self.array_read(),
             _ => FExpr::Cast(IExpr::Var(Name::new(&self.rng.pick(&indices).name))),
         }
@@ -1050,7 +1107,12 @@ impl Gen {
         }
         let d = depth - 1;
         let calls = if self.callable.is_empty() { 0 } else { 8 };
-        let w = [18, 12, 5, 4, 24, 12, 3, 2, 3, calls];
+        let reductions = if self.features.iterators && self.in_closure == 0 {
+            7
+        } else {
+            0
+        };
+        let w = [18, 12, 5, 4, 24, 12, 3, 2, 3, calls, reductions];
         match self.rng.weighted(&w) {
             0 => {
                 let op = if self.rng.chance(0.6) {
@@ -1081,6 +1143,7 @@ impl Gen {
                 FExpr::Powi(self.rng.chance(0.25), Box::new(a), n)
             }
             9 => self.helper_calls(d),
+            10 => self.reduction(),
             _ => self.leaf(),
         }
     }
@@ -1428,6 +1491,7 @@ impl Gen {
             if depth > 0 { 7 } else { 0 },
             if depth > 0 { 5 } else { 0 },
             if indices.is_empty() { 0 } else { 8 },
+            if self.iterators_here() { 6 } else { 0 },
         ];
         let ops = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
         match self.rng.weighted(&w) {
@@ -1470,6 +1534,7 @@ impl Gen {
                 Box::new(self.cond(depth - 1)),
             ),
             5 => Cond::Not(Box::new(self.cond(depth - 1))),
+            7 => Cond::Any(Box::new(self.pred())),
             _ => {
                 // Compared with literals only: an index is a `usize`, the
                 // other integers may be `i32`.
@@ -1535,10 +1600,12 @@ impl Gen {
         let arrays = self.visible(Ty::A);
         let a = self.pick_slot(&arrays);
         let name = Name::new(&a.name);
-        match self.rng.weighted(&[60, 30, 10]) {
+        let product = if self.features.iterators { 8 } else { 0 };
+        match self.rng.weighted(&[60, 30, 10, product]) {
             0 => FExpr::Index(name, self.index_into(a.len)),
             1 => FExpr::Sum(name),
-            _ => FExpr::Len(name),
+            2 => FExpr::Len(name),
+            _ => FExpr::Product(name),
         }
     }
 
@@ -1612,7 +1679,12 @@ impl Gen {
         };
         let name = self.fresh_from(BUF_NAMES);
         let annot = self.rng.chance(0.2);
-        self.declare_sized(&name, Ty::A, true, true, init.len());
+        let shape = if vec {
+            Shape::LocalVec
+        } else {
+            Shape::LocalArray
+        };
+        self.declare_array(&name, init.len(), shape);
         Stmt::LetArr {
             name: Name::new(&name),
             mutable: false,
@@ -1774,6 +1846,428 @@ impl Gen {
             body.insert(0, st);
         } else {
             body.push(st);
+        }
+    }
+}
+
+// -- closures, collections and copies -----------------------------------------
+
+/// Names of closure parameters, apart from the other pools so that a
+/// closure shadows an outer variable only when it means to.
+const CLOSURE_NAMES: &[&str] = &["v", "q", "el", "c", "wv"];
+const ACC_NAMES: &[&str] = &["acc", "tot", "run"];
+
+impl Gen {
+    /// Whether the iterator forms can be drawn here.
+    fn iterators_here(&self) -> bool {
+        self.features.iterators && self.in_closure == 0 && !self.visible(Ty::A).is_empty()
+    }
+
+    /// `|v| *v > e` over a visible array (its parameter always fresh: the
+    /// right-hand side reads outer variables).
+    fn pred(&mut self) -> Pred {
+        let arrays = self.visible(Ty::A);
+        let a = self.pick_slot(&arrays);
+        let rhs = if self.rng.chance(0.6) {
+            FExpr::Lit(self.lit())
+        } else {
+            self.fexpr(1)
+        };
+        Pred {
+            arr: Name::new(&a.name),
+            elem: Name::new(&self.fresh_from(CLOSURE_NAMES)),
+            op: *self.rng.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]),
+            rhs,
+        }
+    }
+
+    /// A reduction through a closure, a product, or a count.
+    fn reduction(&mut self) -> FExpr {
+        let arrays = !self.visible(Ty::A).is_empty();
+        let w = [
+            40,
+            25,
+            16,
+            if arrays { 8 } else { 0 },
+            if arrays { 6 } else { 0 },
+        ];
+        match self.rng.weighted(&w) {
+            0 => {
+                let src = self.source();
+                let prod = self.rng.chance(0.2);
+                let body = self.closure(&src, None);
+                FExpr::Reduce(Box::new(src), Box::new(Reduce::Map { prod, body }))
+            }
+            1 => self.fold(),
+            2 => {
+                let src = self.source();
+                let body = self.closure(&src, None);
+                let min = self.rng.chance(0.5);
+                let init = self.rng.chance(0.2).then(|| self.lit());
+                FExpr::Reduce(Box::new(src), Box::new(Reduce::Extreme { min, init, body }))
+            }
+            3 => {
+                let a = self.pick_slot(&self.visible(Ty::A));
+                FExpr::Product(Name::new(&a.name))
+            }
+            _ => FExpr::Count(Box::new(self.pred())),
+        }
+    }
+
+    /// `src.fold(init, |acc, v| ..)`, often Horner's `acc * x + c`.
+    fn fold(&mut self) -> FExpr {
+        let mut src = self.source();
+        if let Source::Iter { rev, .. } = &mut src {
+            // Horner's scheme walks the coefficients from the top.
+            *rev |= self.rng.chance(0.4);
+        }
+        let init = if self.rng.chance(0.7) {
+            FExpr::Lit(self.rng.pick(&["0.0", "1.0", "0.5"]).to_string())
+        } else {
+            self.fexpr(1)
+        };
+        let mut taken: Vec<String> = src
+            .clone()
+            .bound()
+            .iter()
+            .map(|(n, _)| n.s.clone())
+            .collect();
+        taken.push(String::new());
+        let mut acc = String::new();
+        while taken.contains(&acc) {
+            acc = self.closure_name(ACC_NAMES);
+        }
+        let body = self.closure(&src, Some(&acc));
+        FExpr::Reduce(
+            Box::new(src),
+            Box::new(Reduce::Fold {
+                init,
+                acc: Name::new(&acc),
+                body,
+            }),
+        )
+    }
+
+    /// A name for a closure parameter: now and then one that shadows a
+    /// visible float.
+    fn closure_name(&mut self, pool: &[&str]) -> String {
+        let floats = self.visible(Ty::F);
+        if !floats.is_empty() && self.rng.chance(0.3) {
+            return self.rng.pick(&floats).name.clone();
+        }
+        self.fresh_from(pool)
+    }
+
+    /// What a closure walks: an array's elements (reversed, copied, bound
+    /// by `&v`), two arrays zipped, an enumeration, or a range of indices.
+    fn source(&mut self) -> Source {
+        let arrays = self.visible(Ty::A);
+        let w = if arrays.is_empty() {
+            [0, 0, 0, 1]
+        } else {
+            [50, 18, 14, 18]
+        };
+        let mut names: Vec<String> = Vec::new();
+        let mut fresh = |g: &mut Gen| {
+            let n = loop {
+                let n = g.closure_name(CLOSURE_NAMES);
+                if !names.contains(&n) {
+                    break n;
+                }
+            };
+            names.push(n.clone());
+            Name::new(&n)
+        };
+        match self.rng.weighted(&w) {
+            0 => {
+                let a = self.pick_slot(&arrays);
+                let copied = self.rng.chance(0.2);
+                Source::Iter {
+                    arr: Name::new(&a.name),
+                    rev: self.rng.chance(0.25),
+                    copied,
+                    pat: !copied && self.rng.chance(0.3),
+                    elem: fresh(self),
+                }
+            }
+            1 => {
+                let a = self.pick_slot(&arrays);
+                let b = self.pick_slot(&arrays);
+                // `.zip(b)` yields `&f64` only for a reference.
+                let reference = matches!(b.shape, Shape::Param(k) if k != ArrTy::Array);
+                Source::Zip {
+                    a: Name::new(&a.name),
+                    b: Name::new(&b.name),
+                    direct: reference && self.rng.chance(0.7),
+                    p: fresh(self),
+                    q: fresh(self),
+                }
+            }
+            2 => {
+                let a = self.pick_slot(&arrays);
+                Source::Enumerate {
+                    arr: Name::new(&a.name),
+                    idx: Name::new(&self.fresh_from(INDEX_NAMES)),
+                    elem: fresh(self),
+                }
+            }
+            _ => Source::Range {
+                n: self.rng.range(1, 4) as usize,
+                idx: Name::new(&self.fresh_from(INDEX_NAMES)),
+            },
+        }
+    }
+
+    /// The number of items `src` yields.
+    fn source_len(&self, src: &Source) -> usize {
+        let len = |n: &Name| {
+            self.visible(Ty::A)
+                .iter()
+                .find(|s| s.name == n.s)
+                .map_or(0, |s| s.len)
+        };
+        match src {
+            Source::Iter { arr, .. } | Source::Enumerate { arr, .. } => len(arr),
+            Source::Zip { a, b, .. } => len(a).min(len(b)),
+            Source::Range { n, .. } => *n,
+        }
+    }
+
+    /// The body of a closure over `src` (after `acc`, for a fold): an
+    /// expression or a block with `let`s, reading the items, the
+    /// accumulator and outer variables, never leaving.
+    fn closure(&mut self, src: &Source, acc: Option<&str>) -> FBlock {
+        let len = self.source_len(src);
+        self.scopes.push(Vec::new());
+        self.in_closure += 1;
+        if let Some(acc) = acc {
+            self.declare(acc, Ty::F, false, true);
+        }
+        let mut items = Vec::new();
+        for (n, ty) in src.clone().bound() {
+            // An index is bounded by the walk: it can index what is that long.
+            self.declare_sized(&n.s, ty, false, true, len);
+            self.scopes.last_mut().unwrap().last_mut().unwrap().closure = ty == Ty::R;
+            items.push((n.s.clone(), ty));
+        }
+        let mut body = if self.rng.chance(0.3) {
+            self.fblock()
+        } else {
+            FBlock {
+                stmts: Vec::new(),
+                tail: self.fexpr_up_to(2),
+            }
+        };
+        let item = self.item_read(&items);
+        body.tail = match acc {
+            // Horner: `acc * x + c`.
+            Some(acc) if self.rng.chance(0.4) => {
+                let x = self.fexpr(1);
+                let acc = FExpr::Var(Name::new(acc));
+                let scaled = FExpr::Bin(FOp::Mul, Box::new(acc), Box::new(x));
+                FExpr::Bin(FOp::Add, Box::new(scaled), Box::new(item))
+            }
+            Some(acc) => {
+                let acc = FExpr::Var(Name::new(acc));
+                let e = FExpr::Bin(FOp::Mul, Box::new(item), Box::new(body.tail));
+                FExpr::Bin(FOp::Add, Box::new(acc), Box::new(e))
+            }
+            None if self.rng.chance(0.75) => {
+                let op = *self.rng.pick(&[FOp::Add, FOp::Mul, FOp::Sub]);
+                FExpr::Bin(op, Box::new(item), Box::new(body.tail))
+            }
+            None => body.tail,
+        };
+        self.in_closure -= 1;
+        self.scopes.pop();
+        body
+    }
+
+    /// A read of one of a closure's items: the element, or an array at
+    /// the index.
+    fn item_read(&mut self, items: &[(String, Ty)]) -> FExpr {
+        let (n, ty) = self.rng.pick(items).clone();
+        match ty {
+            Ty::R => FExpr::Elem(Name::new(&n)),
+            Ty::U => {
+                let arrays: Vec<Slot> = self
+                    .visible(Ty::A)
+                    .into_iter()
+                    .filter(|a| a.len >= self.source_len_of_index(&n))
+                    .collect();
+                if arrays.is_empty() || self.rng.chance(0.2) {
+                    FExpr::Cast(IExpr::Var(Name::new(&n)))
+                } else {
+                    let a = self.pick_slot(&arrays);
+                    FExpr::Index(Name::new(&a.name), IExpr::Var(Name::new(&n)))
+                }
+            }
+            _ => FExpr::Var(Name::new(&n)),
+        }
+    }
+
+    /// The bound of the index variable `n`.
+    fn source_len_of_index(&self, n: &str) -> usize {
+        self.visible(Ty::U)
+            .iter()
+            .find(|s| s.name == n)
+            .map_or(usize::MAX, |s| s.len)
+    }
+
+    /// `let v: Vec<f64> = ...collect();`, a copy of an array, or a vector
+    /// filled by `push`; often written, then read into an outer float so
+    /// that it is not dead.
+    fn iter_stmts(&mut self) -> Vec<Stmt> {
+        let arrays = self.visible(Ty::A);
+        let w = [30, if arrays.is_empty() { 0 } else { 50 }, 20];
+        let made = match self.rng.weighted(&w) {
+            0 => self.let_collect(),
+            1 => self.let_copy(),
+            _ => self.let_push(),
+        };
+        let (Stmt::LetArr { name, .. } | Stmt::LetPush { name, .. }) = &made else {
+            unreachable!()
+        };
+        let v = self
+            .visible(Ty::A)
+            .into_iter()
+            .find(|a| a.name == name.s)
+            .unwrap();
+        let mut out = vec![made];
+        if !self.borrowed.contains(&v.name) && self.rng.chance(0.6) {
+            let index = self.index_into(v.len);
+            out.push(self.store_at(&v, index));
+        }
+        let floats: Vec<Slot> = self
+            .visible(Ty::F)
+            .into_iter()
+            .filter(|s| s.assignable)
+            .collect();
+        if !floats.is_empty() && self.rng.chance(0.6) {
+            let target = self.pick_slot(&floats).name;
+            let read = if self.rng.chance(0.5) {
+                FExpr::Sum(Name::new(&v.name))
+            } else {
+                FExpr::Index(Name::new(&v.name), self.index_into(v.len))
+            };
+            out.push(Stmt::Assign {
+                name: Name::new(&target),
+                op: AOp::Add,
+                val: Val::F(read),
+            });
+        }
+        out
+    }
+
+    fn let_collect(&mut self) -> Stmt {
+        let src = self.source();
+        let len = self.source_len(&src);
+        let body = self.closure(&src, None);
+        let name = self.fresh_from(BUF_NAMES);
+        let turbofish = self.rng.chance(0.4);
+        self.declare_array(&name, len, Shape::LocalVec);
+        Stmt::LetArr {
+            name: Name::new(&name),
+            mutable: false,
+            annot: false,
+            init: ArrInit::Collect {
+                src,
+                body,
+                turbofish,
+                len,
+            },
+        }
+    }
+
+    /// `let mut s = x;`, `*x`, `w.to_vec()`, `w.clone()`, `w.to_owned()`,
+    /// now and then shadowing the array copied.
+    fn let_copy(&mut self) -> Stmt {
+        let arrays = self.visible(Ty::A);
+        // Fixed arrays are rarer, and have the most ways to be copied.
+        let fixed: Vec<Slot> = arrays
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a.shape,
+                    Shape::LocalArray | Shape::Param(ArrTy::Array | ArrTy::ArrayRef)
+                )
+            })
+            .cloned()
+            .collect();
+        let a = if !fixed.is_empty() && self.rng.chance(0.7) {
+            self.pick_slot(&fixed)
+        } else {
+            self.pick_slot(&arrays)
+        };
+        use CopyHow::*;
+        let ways: &[(CopyHow, bool)] = match a.shape {
+            Shape::Param(ArrTy::Array) => &[
+                (Plain, false),
+                (Plain, false),
+                (Plain, false),
+                (Clone, false),
+                (ToOwned, false),
+                (ToVec, true),
+            ],
+            Shape::Param(ArrTy::ArrayRef) => &[
+                (Deref, false),
+                (Clone, false),
+                (ToOwned, false),
+                (ToVec, true),
+            ],
+            Shape::Param(ArrTy::Slice) => &[(ToVec, true), (ToOwned, true)],
+            Shape::LocalArray => &[
+                (Plain, false),
+                (Plain, false),
+                (Plain, false),
+                (ToVec, true),
+            ],
+            _ => &[(ToVec, true), (Clone, true), (ToOwned, true)],
+        };
+        let (how, vec) = *self.rng.pick(ways);
+        let shadow = a.param && matches!(how, ToVec | ToOwned | Clone) && self.rng.chance(0.5);
+        let name = if shadow {
+            a.name.clone()
+        } else {
+            self.fresh_from(BUF_NAMES)
+        };
+        let shape = if vec {
+            Shape::LocalVec
+        } else {
+            Shape::LocalArray
+        };
+        self.declare_array(&name, a.len, shape);
+        Stmt::LetArr {
+            name: Name::new(&name),
+            mutable: false,
+            annot: self.rng.chance(0.15),
+            init: ArrInit::Copy {
+                of: Name::new(&a.name),
+                how,
+                vec,
+                len: a.len,
+            },
+        }
+    }
+
+    /// `let mut v = Vec::with_capacity(n); for i in 0..n { v.push(..); }`.
+    fn let_push(&mut self) -> Stmt {
+        let n = self.rng.range(MIN_LEN as i64, 4) as usize;
+        self.scopes.push(Vec::new());
+        let idx = self.fresh_from(INDEX_NAMES);
+        self.declare_sized(&idx, Ty::U, false, true, n);
+        self.in_fblock += 1;
+        let val = self.fexpr_up_to(2);
+        self.in_fblock -= 1;
+        self.scopes.pop();
+        let name = self.fresh_from(BUF_NAMES);
+        self.declare_array(&name, n, Shape::LocalVec);
+        Stmt::LetPush {
+            name: Name::new(&name),
+            annot: self.rng.chance(0.3),
+            n,
+            idx: Name::new(&idx),
+            val,
         }
     }
 }

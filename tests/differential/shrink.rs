@@ -314,6 +314,15 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
             }
         }
         Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::LetPush { val, .. } => {
+            for v2 in fexpr_variants(val) {
+                let mut c = s.clone();
+                if let Stmt::LetPush { val, .. } = &mut c {
+                    *val = v2;
+                }
+                out.push(vec![c]);
+            }
+        }
         Stmt::Store {
             name,
             index,
@@ -397,7 +406,23 @@ fn let_arr_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
                 of: None,
             },
         )),
-        ArrInit::Zeros { .. } => {}
+        ArrInit::Zeros { .. } | ArrInit::Copy { .. } => {}
+        ArrInit::Collect {
+            src,
+            body,
+            turbofish,
+            len,
+        } => {
+            for b2 in fblock_variants(body) {
+                let c = ArrInit::Collect {
+                    src: src.clone(),
+                    body: b2,
+                    turbofish: *turbofish,
+                    len: *len,
+                };
+                out.push(mk(*annot, c));
+            }
+        }
         ArrInit::List { vec, elems } => {
             for i in 0..elems.len() {
                 for e2 in fexpr_variants(&elems[i]) {
@@ -490,7 +515,17 @@ fn fexpr_variants(e: &FExpr) -> Vec<FExpr> {
     }
     match e {
         FExpr::Var(_) | FExpr::Pi => out.push(one()),
-        FExpr::Lit(_) | FExpr::Deref(_) | FExpr::Len(_) | FExpr::Sum(_) => {}
+        FExpr::Lit(_) | FExpr::Deref(_) | FExpr::Len(_) | FExpr::Sum(_) | FExpr::Elem(_) => {}
+        FExpr::Product(n) => out.push(FExpr::Sum(n.clone())),
+        FExpr::Reduce(src, r) => out.extend(reduce_variants(src, r)),
+        FExpr::Count(pr) => {
+            for rhs in fexpr_variants(&pr.rhs) {
+                out.push(FExpr::Count(Box::new(Pred {
+                    rhs,
+                    ..(**pr).clone()
+                })));
+            }
+        }
         FExpr::Index(n, i) => {
             for i2 in iexpr_variants(i) {
                 out.push(FExpr::Index(n.clone(), i2));
@@ -577,6 +612,42 @@ fn fexpr_variants(e: &FExpr) -> Vec<FExpr> {
     out
 }
 
+/// A plainer reduction: the sum of the array walked, a sum for a product,
+/// a simpler closure or initial value.
+fn reduce_variants(src: &Source, r: &Reduce) -> Vec<FExpr> {
+    let mut out = Vec::new();
+    let mk = |r: Reduce| FExpr::Reduce(Box::new(src.clone()), Box::new(r));
+    if let Source::Iter { arr, .. } = src {
+        out.push(FExpr::Sum(arr.clone()));
+    }
+    match r {
+        Reduce::Map { prod: true, body } => out.push(mk(Reduce::Map {
+            prod: false,
+            body: body.clone(),
+        })),
+        Reduce::Fold { init, acc, body } => {
+            for i2 in fexpr_variants(init) {
+                out.push(mk(Reduce::Fold {
+                    init: i2,
+                    acc: acc.clone(),
+                    body: body.clone(),
+                }));
+            }
+        }
+        Reduce::Extreme { body, .. } => out.push(mk(Reduce::Map {
+            prod: false,
+            body: body.clone(),
+        })),
+        Reduce::Map { .. } => {}
+    }
+    for b2 in fblock_variants(r.body()) {
+        let mut r2 = r.clone();
+        *r2.body_mut() = b2;
+        out.push(mk(r2));
+    }
+    out
+}
+
 fn fblock_variants(b: &FBlock) -> Vec<FBlock> {
     let mut out = Vec::new();
     for s2 in stmts_variants(&b.stmts) {
@@ -634,6 +705,14 @@ fn cond_variants(c: &Cond) -> Vec<Cond> {
             }
         }
         Cond::Var(_) => {}
+        Cond::Any(pr) => {
+            for rhs in fexpr_variants(&pr.rhs) {
+                out.push(Cond::Any(Box::new(Pred {
+                    rhs,
+                    ..(**pr).clone()
+                })));
+            }
+        }
     }
     out
 }

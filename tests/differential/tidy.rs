@@ -48,6 +48,8 @@ struct Resolver {
     loops: usize,
     /// Inside a block expression: the first declaration id it owns.
     fblock_floor: Option<usize>,
+    /// Nesting of closures, which cannot `return` from the function.
+    closures: usize,
 }
 
 impl Resolver {
@@ -91,6 +93,48 @@ impl Resolver {
         self.scopes.push(Vec::new());
         let r = f(self);
         self.scopes.pop();
+        r
+    }
+
+    /// A closure over `src`'s items (after `acc`, for a fold) and its body.
+    fn closure(
+        &mut self,
+        src: &mut Source,
+        acc: Option<&mut Name>,
+        body: &mut FBlock,
+    ) -> Result<(), String> {
+        for a in src.arrays() {
+            self.read_arr(a)?;
+        }
+        self.closures += 1;
+        let r = self.scoped(|r| {
+            let mut bound = src.bound();
+            if let Some(acc) = acc {
+                bound.insert(0, (acc, Ty::F));
+            }
+            let names: Vec<String> = bound.iter().map(|(n, _)| n.s.clone()).collect();
+            if (1..names.len()).any(|i| names[i] != "_" && names[..i].contains(&names[i])) {
+                return Err("a closure binds a name twice".into());
+            }
+            for (n, ty) in bound {
+                r.declare(n, ty);
+            }
+            r.fblock(body)
+        });
+        self.closures -= 1;
+        r
+    }
+
+    /// `|v| *v > rhs` over `arr`.
+    fn pred(&mut self, pr: &mut Pred) -> Result<(), String> {
+        self.read_arr(&mut pr.arr)?;
+        self.closures += 1;
+        let r = self.scoped(|r| {
+            r.declare(&mut pr.elem, Ty::R);
+            r.reads[pr.elem.id] += 1;
+            r.fexpr(&mut pr.rhs)
+        });
+        self.closures -= 1;
         r
     }
 
@@ -181,9 +225,27 @@ impl Resolver {
                     return Err("`break`/`continue` outside a loop".into());
                 }
             }
-            Stmt::Return(e) => self.fexpr(e)?,
+            Stmt::Return(e) => {
+                if self.closures > 0 {
+                    return Err("`return` in a closure".into());
+                }
+                self.fexpr(e)?
+            }
+            Stmt::LetPush { name, idx, val, .. } => {
+                self.declare(name, Ty::A);
+                let r = self.scoped(|r| {
+                    r.declare(idx, Ty::U);
+                    r.fexpr(val)
+                });
+                r?;
+                if self.reads[name.id] > 0 {
+                    return Err("a vector pushed to reads itself".into());
+                }
+            }
             Stmt::LetArr { name, init, .. } => {
                 match init {
+                    ArrInit::Collect { src, body, .. } => self.closure(src, None, body)?,
+                    ArrInit::Copy { of, .. } => self.read_arr(of)?,
                     ArrInit::Zeros { of: Some(w), .. } => self.read_arr(w)?,
                     ArrInit::Zeros { .. } => {}
                     ArrInit::List { elems, .. } => {
@@ -263,7 +325,18 @@ impl Resolver {
                 self.iexpr(i)?;
             }
             FExpr::Deref(n) => self.read(n, Ty::R)?,
-            FExpr::Len(n) | FExpr::Sum(n) => self.read_arr(n)?,
+            FExpr::Len(n) | FExpr::Sum(n) | FExpr::Product(n) => self.read_arr(n)?,
+            FExpr::Elem(n) => self.read(n, Ty::R)?,
+            FExpr::Reduce(src, r) => match &mut **r {
+                Reduce::Fold { init, acc, body } => {
+                    self.fexpr(init)?;
+                    self.closure(src, Some(acc), body)?
+                }
+                Reduce::Map { body, .. } | Reduce::Extreme { body, .. } => {
+                    self.closure(src, None, body)?
+                }
+            },
+            FExpr::Count(pr) => self.pred(pr)?,
             FExpr::Apply(_, args) => {
                 for a in args {
                     match a {
@@ -317,6 +390,7 @@ impl Resolver {
             }
             Cond::Not(a) => self.cond(a),
             Cond::Var(n) => self.read(n, Ty::B),
+            Cond::Any(pr) => self.pred(pr),
         }
     }
 }
@@ -340,6 +414,7 @@ pub fn resolve(p: &mut Program) -> Result<Info, String> {
         scopes: vec![Vec::new()],
         loops: 0,
         fblock_floor: None,
+        closures: 0,
     };
     let mut seen = Vec::new();
     for param in &mut p.params {
@@ -558,7 +633,23 @@ impl Live<'_> {
                             before = self.fexpr(e, before);
                         }
                     }
+                    ArrInit::Collect { src, body, .. } => {
+                        before = self.closure(src, body, before);
+                    }
+                    ArrInit::Copy { of, .. } => {
+                        before.insert(of.id);
+                    }
                 }
+                (before, false)
+            }
+            Stmt::LetPush { name, idx, val, .. } => {
+                if self.info.reads[name.id] == 0 {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.remove(&name.id);
+                before = self.fexpr(val, before);
+                before.remove(&idx.id);
                 (before, false)
             }
             Stmt::Store {
@@ -658,9 +749,23 @@ impl Live<'_> {
                 live.insert(n.id);
                 self.iexpr(i, live)
             }
-            FExpr::Deref(n) | FExpr::Len(n) | FExpr::Sum(n) => {
+            FExpr::Deref(n)
+            | FExpr::Len(n)
+            | FExpr::Sum(n)
+            | FExpr::Product(n)
+            | FExpr::Elem(n) => {
                 live.insert(n.id);
                 live
+            }
+            FExpr::Reduce(src, r) => {
+                if let Reduce::Fold { init, .. } = &mut **r {
+                    live = self.fexpr(init, live);
+                }
+                self.closure(src, r.body_mut(), live)
+            }
+            FExpr::Count(pr) => {
+                live.insert(pr.arr.id);
+                self.fexpr(&mut pr.rhs, live)
             }
             FExpr::Apply(_, args) => args.iter_mut().fold(live, |mut l, a| match a {
                 Arg::F(e) => self.fexpr(e, l),
@@ -670,6 +775,15 @@ impl Live<'_> {
                 }
             }),
         }
+    }
+
+    /// A closure reads its arrays and what its body reads, all before the
+    /// enclosing statement.
+    fn closure(&mut self, src: &mut Source, body: &mut FBlock, mut live: Set) -> Set {
+        for a in src.arrays() {
+            live.insert(a.id);
+        }
+        self.fblock(body, live)
     }
 
     /// A block expression only declares and writes its own locals, so what
@@ -714,6 +828,11 @@ impl Live<'_> {
                 let mut live = live;
                 live.insert(n.id);
                 live
+            }
+            Cond::Any(pr) => {
+                let mut live = live;
+                live.insert(pr.arr.id);
+                self.fexpr(&mut pr.rhs, live)
             }
         }
     }
@@ -781,6 +900,10 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                 }
             }
             Stmt::Store { val, .. } => declared_in_expr(val, out),
+            Stmt::LetPush { name, idx, .. } => {
+                out.insert(name.id);
+                out.insert(idx.id);
+            }
             Stmt::While { guard, body, .. } | Stmt::Loop { guard, body, .. } => {
                 out.insert(guard.id);
                 declared_in(body, out);
@@ -837,7 +960,7 @@ impl Init {
         let mut shallow = Set::new();
         for s in list {
             match s {
-                Stmt::Let { name, .. } | Stmt::LetArr { name, .. } => {
+                Stmt::Let { name, .. } | Stmt::LetArr { name, .. } | Stmt::LetPush { name, .. } => {
                     shallow.insert(name.id);
                 }
                 Stmt::While { guard, .. } | Stmt::Loop { guard, .. } => {
@@ -933,9 +1056,20 @@ impl Init {
                     ArrInit::Zeros { of: Some(w), .. } => self.need(&st, w.id),
                     ArrInit::Zeros { .. } => {}
                     ArrInit::List { elems, .. } => elems.iter().for_each(|e| self.fexpr(e, &st)),
+                    ArrInit::Collect { src, body, .. } => self.closure(src, &[], body, &st),
+                    ArrInit::Copy { of, .. } => self.need(&st, of.id),
                 }
                 st.def.insert(name.id);
                 st.maybe.insert(name.id);
+                Some(st)
+            }
+            Stmt::LetPush { name, idx, val, .. } => {
+                let mut inside = st.clone();
+                inside.def.insert(idx.id);
+                self.fexpr(val, &inside);
+                st.def.insert(name.id);
+                st.maybe.insert(name.id);
+                self.needs_mut[name.id] = true;
                 Some(st)
             }
             Stmt::Store {
@@ -1034,7 +1168,19 @@ impl Init {
                 self.need(st, n.id);
                 self.iexpr(i, st);
             }
-            FExpr::Deref(n) | FExpr::Len(n) | FExpr::Sum(n) => self.need(st, n.id),
+            FExpr::Deref(n)
+            | FExpr::Len(n)
+            | FExpr::Sum(n)
+            | FExpr::Product(n)
+            | FExpr::Elem(n) => self.need(st, n.id),
+            FExpr::Reduce(src, r) => match &**r {
+                Reduce::Fold { init, acc, body } => {
+                    self.fexpr(init, st);
+                    self.closure(src, &[acc.id], body, st);
+                }
+                _ => self.closure(src, &[], r.body(), st),
+            },
+            FExpr::Count(pr) => self.pred(pr, st),
             FExpr::Apply(_, args) => {
                 for a in args {
                     match a {
@@ -1044,6 +1190,26 @@ impl Init {
                 }
             }
         }
+    }
+
+    /// A closure's body, its parameters (and `extra`, an accumulator)
+    /// bound.
+    fn closure(&mut self, src: &Source, extra: &[usize], body: &FBlock, st: &State) {
+        let mut src = src.clone();
+        for a in src.arrays() {
+            self.need(st, a.id);
+        }
+        let mut inside = st.clone();
+        let ids = src.bound().iter().map(|(n, _)| n.id).collect::<Vec<_>>();
+        inside.def.extend(ids.iter().chain(extra));
+        self.fblock(body, &inside);
+    }
+
+    fn pred(&mut self, pr: &Pred, st: &State) {
+        self.need(st, pr.arr.id);
+        let mut inside = st.clone();
+        inside.def.insert(pr.elem.id);
+        self.fexpr(&pr.rhs, &inside);
     }
 
     fn fblock(&mut self, b: &FBlock, st: &State) {
@@ -1089,6 +1255,7 @@ impl Init {
             }
             Cond::Not(a) => self.cond(a, st),
             Cond::Var(n) => self.need(st, n.id),
+            Cond::Any(pr) => self.pred(pr, st),
         }
     }
 }
@@ -1110,12 +1277,17 @@ fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
                 let untyped = match init {
                     ArrInit::Zeros { .. } => true,
                     ArrInit::List { elems, .. } => !elems.iter().any(typed),
+                    ArrInit::Collect { body, .. } => {
+                        set_mut_fblock(body, needs);
+                        false
+                    }
+                    ArrInit::Copy { .. } => false,
                 };
                 if untyped && elementwise.contains(&name.id) {
                     *annot = true;
                 }
             }
-            Stmt::Store { val, .. } => set_mut_expr(val, needs),
+            Stmt::Store { val, .. } | Stmt::LetPush { val, .. } => set_mut_expr(val, needs),
             Stmt::ForArr { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Let {
                 name,
@@ -1169,8 +1341,14 @@ fn set_mut_cond(c: &mut Cond, needs: &[bool]) {
             set_mut_cond(b, needs);
         }
         Cond::Not(a) => set_mut_cond(a, needs),
+        Cond::Any(pr) => set_mut_expr(&mut pr.rhs, needs),
         Cond::I(..) | Cond::Var(_) => {}
     }
+}
+
+fn set_mut_fblock(b: &mut FBlock, needs: &[bool]) {
+    set_mut(&mut b.stmts, needs, &Set::new());
+    set_mut_expr(&mut b.tail, needs);
 }
 
 fn set_mut_expr(e: &mut FExpr, needs: &[bool]) {
@@ -1199,6 +1377,13 @@ fn set_mut_expr(e: &mut FExpr, needs: &[bool]) {
                 }
             }
         }
+        FExpr::Reduce(_, r) => {
+            if let Reduce::Fold { init, .. } = &mut **r {
+                set_mut_expr(init, needs);
+            }
+            set_mut_fblock(r.body_mut(), needs);
+        }
+        FExpr::Count(pr) => set_mut_expr(&mut pr.rhs, needs),
         _ => {}
     }
 }
@@ -1255,6 +1440,41 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
             _ => {}
         }
     }
+}
+
+/// Closure parameters and push loop indices never read print as `_`
+/// (rustc's `unused_variables`).
+fn underscore_unused_closure_params(p: &mut Program, info: &Info) {
+    let mut hide = |n: &mut Name| {
+        if n.s != "_" && info.reads[n.id] == 0 {
+            n.s = "_".into();
+        }
+    };
+    let hide_source = |src: &mut Source, hide: &mut dyn FnMut(&mut Name)| {
+        for (n, _) in src.bound() {
+            hide(n);
+        }
+    };
+    visit_fexprs(p, &mut |e| {
+        if let FExpr::Reduce(src, r) = e {
+            hide_source(src, &mut hide);
+            if let Reduce::Fold { acc, .. } = &mut **r {
+                hide(acc);
+            }
+        }
+    });
+    visit_stmt_lists(&mut p.body, &mut |list| {
+        for s in list.iter_mut() {
+            match s {
+                Stmt::LetArr {
+                    init: ArrInit::Collect { src, .. },
+                    ..
+                } => hide_source(src, &mut hide),
+                Stmt::LetPush { idx, .. } => hide(idx),
+                _ => {}
+            }
+        }
+    });
 }
 
 /// Whether `continue` occurs in `list` for the loop around it (not for a
@@ -1460,6 +1680,7 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         }
     }
     underscore_unused_loop_vars(&mut p.body, &info);
+    underscore_unused_closure_params(p, &info);
     resolve(p)?;
     Ok(())
 }
