@@ -1025,6 +1025,56 @@ fn f(mut y: f64) -> f64 {
     y
 }",
     ),
+    (
+        "20026: `.iter().rev().copied()` was not taken for a loop over the elements",
+        "/// `w.len() == 3`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    w.iter().rev().copied().map(|v| v * 2.0).fold(f64::INFINITY, f64::min)
+}",
+    ),
+    (
+        "20012: a `Vec` of constants made by `collect()`, then written by index",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let mut vs: Vec<f64> = (0..4).map(|_| 1.0).collect();
+    vs[1] = x * 2.0;
+    vs[0] + vs[1]
+}",
+    ),
+    (
+        "20033: the closure pattern `|&_|`",
+        "/// `w.len() == 2`
+#[differentiate]
+fn f(mut x: f64, w: &Vec<f64>) -> f64 {
+    x = x + w.iter().map(|&_| std::f64::consts::PI).sum::<f64>();
+    (0..4).map(|_| x).sum::<f64>()
+}",
+    ),
+    (
+        "20707: `Vec::with_capacity` filled with constants by `push` lost its `mut` (E0596)",
+        "/// `w.len() == 3`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    let mut cells: Vec<f64> = Vec::with_capacity(2);
+    for _ in 0..2 {
+        cells.push(1.0);
+    }
+    cells[1] * w[0]
+}",
+    ),
+    (
+        "20342 (wrong gradient): `w[0] = w[0]` cleared the element's adjoint after passing \
+         it on to itself, so d/dw0 was 0 instead of 1",
+        "/// `w.len() == 2`
+#[differentiate]
+fn f(mut x: f64, w: &[f64]) -> f64 {
+    let mut w = w.to_vec();
+    w[0] = w[0];
+    x += w[0];
+    x
+}",
+    ),
 ];
 
 #[test]

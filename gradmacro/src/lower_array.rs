@@ -284,6 +284,8 @@ impl Lowerer<'_> {
                 self.promote_var(arr);
                 return true;
             }
+            // Copied as it is; the array still needs `mut`.
+            self.vars[arr.0].reassigned = true;
             return false;
         }
         let val = self.expr(arg);
@@ -358,11 +360,14 @@ impl Lowerer<'_> {
     pub(crate) fn array_loop(&mut self, f: &ForLoop<'_>) -> bool {
         let mut e = f.iter;
         let mut rev = false;
-        if let Expr::MethodCall(m) = e {
-            if m.method == "rev" && m.args.is_empty() {
-                rev = true;
-                e = &m.receiver;
+        // `.rev()` last, or before `.copied()` / `.cloned()`.
+        while let Expr::MethodCall(m) = e {
+            match m.method.to_string().as_str() {
+                "rev" if m.args.is_empty() && !rev => rev = true,
+                "copied" | "cloned" if m.args.is_empty() => {}
+                _ => break,
             }
+            e = &m.receiver;
         }
         let mut enumerate = false;
         if let Expr::MethodCall(m) = e {
@@ -478,6 +483,7 @@ impl Lowerer<'_> {
                         syn::Pat::Ident(p) if p.subpat.is_none() && p.mutability.is_none() => {
                             (Some(p.ident.clone()), false)
                         }
+                        syn::Pat::Wild(_) => (None, false),
                         other => {
                             l.cx.error(other, "bind the element to a plain name");
                             (None, false)

@@ -12,7 +12,7 @@ use crate::ir::*;
 use crate::lower::{strip, ForLoop, LoopBody, Lowerer, Val};
 use crate::rules::Prim;
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::Expr;
@@ -121,7 +121,7 @@ impl Lowerer<'_> {
         e: &Expr,
     ) -> bool {
         if !crate::rename::mentions_active(e, self) {
-            return false;
+            return self.constant_array(name, ty, e);
         }
         let src = match strip(e) {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
@@ -161,6 +161,63 @@ impl Lowerer<'_> {
             }
             _ => false,
         }
+    }
+
+    /// `let v: Vec<f64> = (0..n).map(|i| ..).collect();`, `data.to_vec()`,
+    /// `data` (an array): a constant array, which later stores may make
+    /// differentiated. Returns false if `e` is none of them.
+    fn constant_array(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, e: &Expr) -> bool {
+        let is_vec = |t: Option<String>| {
+            t.is_none_or(|t| t.starts_with("Vec") || t.starts_with("::std::vec::Vec"))
+        };
+        let len = match strip(e) {
+            Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
+                "collect" => {
+                    let fish = m
+                        .turbofish
+                        .as_ref()
+                        .map(|t| t.args.to_token_stream().to_string().replace(' ', ""));
+                    if !is_vec(fish) || !is_vec(ty.map(|t| t.to_token_stream().to_string())) {
+                        return false;
+                    }
+                    None
+                }
+                "to_vec" | "to_owned" | "clone" => {
+                    let Some(arr) = self.array_var_pub(strip(&m.receiver)) else {
+                        return false;
+                    };
+                    match &self.vars[arr.0].shape {
+                        Shape::Array { len: Some(n) } if m.method != "to_vec" => Some(n.clone()),
+                        _ => None,
+                    }
+                }
+                _ => return false,
+            },
+            // A fixed array is copied; a slice would only be borrowed again.
+            src @ Expr::Path(_) => match self.array_var_pub(src) {
+                Some(arr) => match &self.vars[arr.0].shape {
+                    Shape::Array { len: Some(n) } => Some(n.clone()),
+                    _ => return false,
+                },
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(init) = self.passive(e) else {
+            return true;
+        };
+        let v = self.declare_unbound_pub(name, VarKind::Passive, name.span());
+        self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
+        self.array_def(
+            v,
+            crate::lower_array::ArrayInit {
+                init,
+                len,
+                elements: Vec::new(),
+            },
+        );
+        self.bind_pub(name, v);
+        true
     }
 
     /// `let name = src;` for a differentiated array `src`: a copy the same

@@ -415,14 +415,27 @@ impl Emitter<'_> {
         if self.a.adj[st.arr.0] {
             let d_arr = self.adj(st.arr);
             self.written.insert(st.arr);
-            if let Some(target) = self.contribution_target(&st.value) {
-                out.push(match st.op {
-                    StoreOp::Set | StoreOp::Add => quote!(#target += #d_arr[#i];),
-                    StoreOp::Sub => quote!(#target -= #d_arr[#i];),
-                });
-            }
-            if st.op == StoreOp::Set {
-                out.push(quote!(#d_arr[#i] = 0.0;));
+            let target = self.contribution_target(&st.value);
+            // `v[i] = v[j]` may be `v[i] = v[i]`: take the element's adjoint
+            // before clearing it.
+            let same_array = matches!(&st.value, Operand::Elem(a, _) if *a == st.arr);
+            match (target, st.op) {
+                (Some(target), StoreOp::Set) if same_array => {
+                    let d = self.names.fresh("d_elem");
+                    let ty = &self.ty;
+                    out.push(quote!(let #d: #ty = #d_arr[#i]; #d_arr[#i] = 0.0; #target += #d;));
+                }
+                (target, op) => {
+                    if let Some(target) = target {
+                        out.push(match op {
+                            StoreOp::Set | StoreOp::Add => quote!(#target += #d_arr[#i];),
+                            StoreOp::Sub => quote!(#target -= #d_arr[#i];),
+                        });
+                    }
+                    if op == StoreOp::Set {
+                        out.push(quote!(#d_arr[#i] = 0.0;));
+                    }
+                }
             }
         }
         if self.a.saves_element(st.arr) {
