@@ -733,6 +733,26 @@ impl Gen {
         }
     }
 
+    /// `g(me) + e` for a bounded `g`.
+    fn through_fun(&mut self, me: FExpr, e: FExpr) -> FExpr {
+        let f = *self.rng.pick(&[Fun::Sin, Fun::Tanh, Fun::Atan, Fun::Cos]);
+        FExpr::Bin(
+            FOp::Add,
+            Box::new(FExpr::Call(f, false, vec![me])),
+            Box::new(e),
+        )
+    }
+
+    /// `+= e`, `-= e`, `*= factor` or `/= positive` (choices 1 to 4).
+    fn compound_update(&mut self, choice: usize) -> (AOp, FExpr) {
+        match choice {
+            1 => (AOp::Add, self.fexpr_up_to(2)),
+            2 => (AOp::Sub, self.fexpr_up_to(2)),
+            3 => (AOp::Mul, self.factor()),
+            _ => (AOp::Div, self.pos(1)),
+        }
+    }
+
     fn float_assign(&mut self, floats: &[Slot]) -> Stmt {
         let slot = self.rng.pick(floats).clone();
         let target = slot.name.clone();
@@ -755,21 +775,11 @@ impl Gen {
                         Box::new(e),
                     ),
                     3 | 0 => FExpr::Bin(FOp::Mul, Box::new(me()), Box::new(self.factor())),
-                    _ => {
-                        let f = *self.rng.pick(&[Fun::Sin, Fun::Tanh, Fun::Atan, Fun::Cos]);
-                        FExpr::Bin(
-                            FOp::Add,
-                            Box::new(FExpr::Call(f, false, vec![me()])),
-                            Box::new(e),
-                        )
-                    }
+                    _ => self.through_fun(me(), e),
                 };
                 (AOp::Set, v)
             }
-            1 => (AOp::Add, self.fexpr_up_to(2)),
-            2 => (AOp::Sub, self.fexpr_up_to(2)),
-            3 => (AOp::Mul, self.factor()),
-            _ => (AOp::Div, self.pos(1)),
+            k => self.compound_update(k),
         };
         Stmt::Assign {
             name: Name::new(&target),
@@ -1726,21 +1736,11 @@ impl Gen {
                         )),
                         Box::new(e),
                     ),
-                    _ => {
-                        let f = *self.rng.pick(&[Fun::Sin, Fun::Tanh, Fun::Atan, Fun::Cos]);
-                        FExpr::Bin(
-                            FOp::Add,
-                            Box::new(FExpr::Call(f, false, vec![me()])),
-                            Box::new(e),
-                        )
-                    }
+                    _ => self.through_fun(me(), e),
                 };
                 (AOp::Set, v)
             }
-            1 => (AOp::Add, self.fexpr_up_to(2)),
-            2 => (AOp::Sub, self.fexpr_up_to(2)),
-            3 => (AOp::Mul, self.factor()),
-            _ => (AOp::Div, self.pos(1)),
+            k => self.compound_update(k),
         };
         Stmt::Store {
             name: Name::new(&b.name),
