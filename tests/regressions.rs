@@ -1075,6 +1075,17 @@ fn f(mut x: f64, w: &[f64]) -> f64 {
     x
 }",
     ),
+    (
+        "11423: `let mut tmp = *w;` of a constant `&[f64; 4]`, then written by index",
+        "#[differentiate(wrt(x))]
+fn f(x: f64, w: &[f64; 4]) -> f64 {
+    let mut tmp = *w;
+    for _ in 0..tmp.len() {
+        tmp[0] = x;
+    }
+    tmp[0] * tmp[1]
+}",
+    ),
 ];
 
 #[test]

@@ -170,7 +170,11 @@ impl Lowerer<'_> {
         let is_vec = |t: Option<String>| {
             t.is_none_or(|t| t.starts_with("Vec") || t.starts_with("::std::vec::Vec"))
         };
-        let len = match strip(e) {
+        let copied = match strip(e) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+            other => other,
+        };
+        let len = match copied {
             Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
                 "collect" => {
                     let fish = m
