@@ -1086,6 +1086,23 @@ fn f(x: f64, w: &[f64; 4]) -> f64 {
     tmp[0] * tmp[1]
 }",
     ),
+    (
+        "13166: in f_adjoint, which drops the primal value, `let mut k = 4;` overwritten in a \
+         loop was never read (unused_assignments)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let mut k = 4;
+    for _ in 0..1 {
+        k = 3;
+        if k == 1 {
+            return 1.0;
+        }
+    }
+    let v = k as f64;
+    let t = v;
+    t + x
+}",
+    ),
 ];
 
 #[test]

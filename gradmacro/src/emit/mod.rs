@@ -459,9 +459,11 @@ impl Emitter<'_> {
             Mode::Adjoint => {
                 let allow = many_args(params.len() + 1);
                 let ptr = vec_refs(self.f);
+                let dead = unread_primal(self.f);
                 quote! {
                     #allow
                     #ptr
+                    #dead
                     #vis fn #name(#(#params,)* #seed_param) -> #grad_ty {
                         #hoisted
                         #forward
@@ -520,9 +522,11 @@ impl Emitter<'_> {
                 }
                 let allow = many_args(params.len() + 1 + slots.len());
                 let ptr = vec_refs(self.f);
+                let dead = unread_primal(self.f);
                 quote! {
                     #allow
                     #ptr
+                    #dead
                     #vis fn #name(#(#params,)* #seed_param, #(#slots),*) {
                         #(#bind)*
                         #hoisted
@@ -553,9 +557,11 @@ impl Emitter<'_> {
                 }
                 let allow = many_args(params.len() + 1 + buffer_params.len());
                 let ptr = vec_refs(self.f);
+                let dead = unread_primal(self.f);
                 quote! {
                     #allow
                     #ptr
+                    #dead
                     #vis fn #name(#(#params,)* #seed_param, #(#buffer_params),*) {
                         #(#checks)*
                         #hoisted
@@ -652,6 +658,18 @@ fn grouped_lets(vars: &[(Ident, bool)], ty: &TokenStream, zero: bool) -> TokenSt
 fn many_args(n: usize) -> TokenStream {
     if n > 7 {
         quote!(#[allow(clippy::too_many_arguments)])
+    } else {
+        quote!()
+    }
+}
+
+/// Functions that return only the gradient drop the primal computations
+/// nothing reads, and with them the reads of some reassigned values: the
+/// first value of `let mut k = 4;`, overwritten in a loop and read only by
+/// dropped code, would be reported as never read.
+fn unread_primal(f: &Func) -> TokenStream {
+    if f.vars.iter().any(|v| v.reassigned) {
+        quote!(#[allow(unused_assignments)])
     } else {
         quote!()
     }
