@@ -24,6 +24,7 @@
 #![allow(dead_code)]
 
 use crate::dual::{self, D};
+use crate::rng::Rng;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -165,24 +166,6 @@ pub struct Prog {
     pub adjoint_acc: fn(&[Input], f64) -> Vec<f64>,
     /// The dual version, seeded along the `dir`-th direction.
     pub dual: fn(&[Input], usize) -> D,
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        (self.next() >> 11) % n
-    }
 }
 
 fn draw_float(rng: &mut Rng) -> f64 {
@@ -473,7 +456,7 @@ fn check_adjoint(
 }
 
 fn check(p: &Prog, points: usize, tries: usize) -> String {
-    let mut rng = Rng(p.seed ^ 0x5eed_0f_9011_75);
+    let mut rng = Rng::new(p.seed ^ 0x5eed_0f_9011_75);
     let mut accepted = 0;
     let mut tried = 0;
     let mut fd = 0;
