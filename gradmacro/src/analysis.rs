@@ -138,9 +138,9 @@ pub struct Analysis {
     /// Declared inside a construct but used by the reverse sweep: declared at
     /// the top of the function instead.
     pub hoisted: Vec<bool>,
-    /// The forward sweep must compute the variable (in `f_grad` / `f_adjoint`).
-    pub live_grad: Vec<bool>,
-    pub live_adjoint: Vec<bool>,
+    /// The forward sweep must compute the variable: the core returns the
+    /// value, so the output and everything it reads are live.
+    pub live: Vec<bool>,
     /// Declared by a `let v;` statement (rather than by its first write).
     pub declared: Vec<bool>,
     /// Some write of the variable records the old value.
@@ -375,8 +375,7 @@ pub fn analyze(f: &Func) -> Analysis {
     // A recomputed value is made again by the reverse sweep: the forward
     // sweep computes it only if something else there reads it.
     let seeds: Vec<bool> = (0..n).map(|i| needed[i] && !recomputed[i]).collect();
-    let live_grad = liveness(f, &seeds, &scoped, true);
-    let live_adjoint = liveness(f, &seeds, &scoped, false);
+    let live = liveness(f, &seeds, &scoped);
     let mut declared = vec![false; n];
     walk(&f.body, &mut |s| {
         if let Stmt::Declare(v) = s {
@@ -388,8 +387,7 @@ pub fn analyze(f: &Func) -> Analysis {
         needed,
         scoped,
         hoisted,
-        live_grad,
-        live_adjoint,
+        live,
         declared,
         restored: vec![false; n],
         replayed,
@@ -651,12 +649,10 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
 }
 
 /// Variables the forward sweep must compute: read by control flow, by passive
-/// statements, by the reverse sweep, or (for `f_grad`) returned.
-fn liveness(f: &Func, needed: &[bool], scoped: &[bool], with_output: bool) -> Vec<bool> {
+/// statements, by the reverse sweep, or returned.
+fn liveness(f: &Func, needed: &[bool], scoped: &[bool]) -> Vec<bool> {
     let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
-    if with_output {
-        live[f.output.0] = true;
-    }
+    live[f.output.0] = true;
     let mark = |live: &mut Vec<bool>, vs: &[VarId]| vs.iter().for_each(|v| live[v.0] = true);
     walk(&f.body, &mut |s| match s {
         Stmt::If(i) => mark(&mut live, &i.cond.reads),

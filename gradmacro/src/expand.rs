@@ -104,10 +104,11 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
     }
     let vis = &f.vis;
     let name = &f.sig.ident;
-    let (grad, adjoint, acc) = (
+    let (grad, adjoint, acc, pullback) = (
         format_ident!("{name}_grad"),
         format_ident!("{name}_adjoint"),
         format_ident!("{name}_adjoint_acc"),
+        format_ident!("{name}_pullback"),
     );
     let ty = match sig.float {
         crate::ir::Float::F64 => quote!(f64),
@@ -144,7 +145,20 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
             _ => quote!(_: &mut [#ty]),
         })
         .collect();
+    // Differentiated callers lend a slot for every float argument.
+    let slots: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .map(|p| match (&p.kind, &p.shape) {
+            (signature::ParamKind::Passive, _) => quote!(_: ()),
+            (_, crate::ir::Shape::Scalar) => quote!(_: ::core::option::Option<&mut #ty>),
+            _ => quote!(_: ::core::option::Option<&mut [#ty]>),
+        })
+        .collect();
     quote! {
+        #[allow(unused, clippy::too_many_arguments)]
+        #[doc(hidden)]
+        #vis fn #pullback(#(#params,)* _: #ty, #(#slots),*) { ::core::unimplemented!() }
         #[allow(unused, clippy::too_many_arguments)]
         #vis fn #grad(#(#params),*) -> (#ty, #g) { ::core::unimplemented!() }
         #[allow(unused, clippy::too_many_arguments)]

@@ -1,0 +1,273 @@
+//! The public entry points, `f_grad`, `f_adjoint` and `f_adjoint_acc`: thin
+//! wrappers that lend the core fresh (or the caller's) adjoint buffers and
+//! the seed. The work is generated once, in the core; the optimiser inlines
+//! the wrappers.
+
+use super::{many_args, vec_refs};
+use crate::ir::*;
+use crate::names::Names;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+/// A differentiable parameter seen from the wrappers.
+struct Entry {
+    /// The user's parameter.
+    x: Ident,
+    /// Its adjoint's name: a local of `f_grad`, a buffer of `f_adjoint_acc`.
+    d: Ident,
+    shape: Shape,
+}
+
+/// `f_grad`, `f_adjoint`, `f_adjoint_acc` over the core of `f`, and
+/// `f_pullback` over the core of `all` (`f` with every float parameter
+/// differentiable).
+pub fn wrappers(
+    f: &Func,
+    all: &Func,
+    mut names: Names,
+    user: &syn::ItemFn,
+    (core, all_core): (&Ident, &Ident),
+) -> TokenStream {
+    let vis = &user.vis;
+    let name = &user.sig.ident;
+    let ty = match f.float {
+        Float::F64 => quote!(f64),
+        Float::F32 => quote!(f32),
+    };
+    let entries: Vec<Entry> = f
+        .params
+        .iter()
+        .filter(|p| p.var.is_some())
+        .map(|p| Entry {
+            x: p.ident.clone(),
+            d: names.adjoint(&p.ident),
+            shape: p.shape.clone(),
+        })
+        .collect();
+    let seed = names.fresh("d_out");
+    let value = names.fresh("value");
+    let params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let (i, t) = (&p.ident, &p.ty);
+            quote!(#i: #t)
+        })
+        .collect();
+    let args: Vec<&Ident> = f.params.iter().map(|p| &p.ident).collect();
+    // The slots lent to the core: this function's own adjoints.
+    let mut own_slots = Vec::new();
+    let mut e = entries.iter();
+    for p in &f.params {
+        own_slots.push(match p.var {
+            None => quote!(()),
+            Some(_) => {
+                let en = e.next().expect("an entry per differentiable parameter");
+                let d = &en.d;
+                if en.shape.is_array() {
+                    quote!(::core::option::Option::Some(&mut #d[..]))
+                } else {
+                    quote!(::core::option::Option::Some(&mut #d))
+                }
+            }
+        });
+    }
+    let zeros: Vec<TokenStream> = entries
+        .iter()
+        .map(|en| {
+            let (x, d) = (&en.x, &en.d);
+            match &en.shape {
+                Shape::Scalar => quote!(let mut #d: #ty = 0.0;),
+                Shape::Array { len: Some(n) } => quote!(let mut #d: [#ty; #n] = [0.0; #n];),
+                Shape::Array { len: None } => {
+                    quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #x.len()];)
+                }
+            }
+        })
+        .collect();
+    let ds: Vec<&Ident> = entries.iter().map(|en| &en.d).collect();
+    let grad = if ds.len() == 1 {
+        quote!(#(#ds)*)
+    } else {
+        quote!((#(#ds),*))
+    };
+    let tys: Vec<TokenStream> = entries
+        .iter()
+        .map(|en| match &en.shape {
+            Shape::Scalar => quote!(#ty),
+            Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
+            Shape::Array { len: Some(n) } => quote!([#ty; #n]),
+        })
+        .collect();
+    let grad_ty = if tys.len() == 1 {
+        quote!(#(#tys)*)
+    } else {
+        quote!((#(#tys),*))
+    };
+    // `f_adjoint_acc` lends the caller's buffers, checked against the
+    // parameters' lengths.
+    let mut buffers = Vec::new();
+    let mut checks = Vec::new();
+    let mut acc_slots = Vec::new();
+    let mut e = entries.iter();
+    for p in &f.params {
+        if p.var.is_none() {
+            acc_slots.push(quote!(()));
+            continue;
+        }
+        let en = e.next().expect("an entry per differentiable parameter");
+        let (x, d) = (&en.x, &en.d);
+        if en.shape.is_array() {
+            buffers.push(quote!(#d: &mut [#ty]));
+            let msg = format!(
+                "{name}: the buffer `{d}` has length {{}} but the parameter `{x}` has length {{}}"
+            );
+            checks.push(quote!(::core::assert!(#d.len() == #x.len(), #msg, #d.len(), #x.len());));
+        } else {
+            buffers.push(quote!(#d: &mut #ty));
+        }
+        acc_slots.push(quote!(::core::option::Option::Some(#d)));
+    }
+
+    let pullback = pullback(all, &mut names.clone(), user, all_core, &ty);
+    let docs = Docs::new(name, &entries);
+    let (grad_doc, adjoint_doc, acc_doc) = (&docs.grad, &docs.adjoint, &docs.acc);
+    let grad_name = format_ident!("{}_grad", name);
+    let adjoint_name = format_ident!("{}_adjoint", name);
+    let acc_name = format_ident!("{}_adjoint_acc", name);
+    let ptr = vec_refs(f);
+    let many = many_args(params.len());
+    let many_1 = many_args(params.len() + 1);
+    let many_acc = many_args(params.len() + 1 + buffers.len());
+    // expands to something like
+    //     fn f_grad(x: f64) -> (f64, f64) {
+    //         let mut d_x: f64 = 0.0;
+    //         let value = f_pullback(x, 1.0, Some(&mut d_x));
+    //         (value, d_x)
+    //     }
+    // and the same for `f_adjoint` (the seed given) and `f_adjoint_acc`.
+    quote! {
+        #(#[doc = #grad_doc])*
+        #many
+        #ptr
+        #vis fn #grad_name(#(#params),*) -> (#ty, #grad_ty) {
+            #(#zeros)*
+            let #value = #core(#(#args,)* 1.0, #(#own_slots),*);
+            (#value, #grad)
+        }
+        #(#[doc = #adjoint_doc])*
+        #many_1
+        #ptr
+        #vis fn #adjoint_name(#(#params,)* #seed: #ty) -> #grad_ty {
+            #(#zeros)*
+            #core(#(#args,)* #seed, #(#own_slots),*);
+            #grad
+        }
+        #(#[doc = #acc_doc])*
+        #many_acc
+        #ptr
+        #vis fn #acc_name(#(#params,)* #seed: #ty, #(#buffers),*) {
+            #(#checks)*
+            #core(#(#args,)* #seed, #(#acc_slots),*);
+        }
+        #pullback
+    }
+}
+
+/// `f_pullback`, what differentiated callers call: the core without the value.
+fn pullback(
+    all: &Func,
+    names: &mut Names,
+    user: &syn::ItemFn,
+    core: &Ident,
+    ty: &TokenStream,
+) -> TokenStream {
+    let vis = &user.vis;
+    let name = &user.sig.ident;
+    let seed = names.fresh("d_out");
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    let mut slots = Vec::new();
+    let mut slot_args = Vec::new();
+    for p in &all.params {
+        let (x, t) = (&p.ident, &p.ty);
+        params.push(quote!(#x: #t));
+        args.push(x);
+        if p.var.is_none() {
+            slots.push(quote!(_: ()));
+            slot_args.push(quote!(()));
+            continue;
+        }
+        let d = names.adjoint(x);
+        slots.push(if p.shape.is_array() {
+            quote!(#d: ::core::option::Option<&mut [#ty]>)
+        } else {
+            quote!(#d: ::core::option::Option<&mut #ty>)
+        });
+        slot_args.push(quote!(#d));
+    }
+    let doc = format!(
+        " Pullback of [`{name}`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
+    );
+    let name = format_ident!("{}_pullback", name);
+    let many = many_args(params.len() + 1 + slots.len());
+    let ptr = vec_refs(all);
+    quote! {
+        #[doc = #doc]
+        #[doc(hidden)]
+        #many
+        #ptr
+        #vis fn #name(#(#params,)* #seed: #ty, #(#slots),*) {
+            #core(#(#args,)* #seed, #(#slot_args),*);
+        }
+    }
+}
+
+/// The wrappers' documentation, naming the user's function and parameters.
+struct Docs {
+    grad: Vec<String>,
+    adjoint: Vec<String>,
+    acc: Vec<String>,
+}
+
+impl Docs {
+    fn new(name: &Ident, entries: &[Entry]) -> Docs {
+        let shape = if let [one] = entries {
+            format!("`d{name}/d{}`", one.x)
+        } else {
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|e| format!("d{name}/d{}", e.x))
+                .collect();
+            format!("the tuple `({})`", parts.join(", "))
+        };
+        let buffers: Vec<String> = entries.iter().map(|e| format!("`{}`", e.d)).collect();
+        let generated = " Generated by `#[differentiate]`.".to_string();
+        Docs {
+            grad: vec![
+                format!(" Value and gradient of [`{name}`]: returns `({name}(..), gradient)`, the gradient being {shape}."),
+                String::new(),
+                format!(" The value is bit-identical to `{name}`'s; the gradient is computed afresh on every call."),
+                generated.clone(),
+            ],
+            adjoint: vec![
+                format!(" Pullback of [`{name}`]: returns `d_out` times the gradient ({shape})."),
+                String::new(),
+                generated.clone(),
+            ],
+            acc: vec![
+                format!(
+                    " Pullback of [`{name}`], accumulated: ADDS `d_out` times the gradient into {},",
+                    buffers.join(", ")
+                ),
+                " one buffer per differentiable parameter, allocating nothing for them.".to_string(),
+                String::new(),
+                " Use it to sum gradients over a minibatch on purpose; zero the buffers between steps."
+                    .to_string(),
+                " Panics if a buffer's length differs from its parameter's.".to_string(),
+                String::new(),
+                generated,
+            ],
+        }
+    }
+}

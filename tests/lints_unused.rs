@@ -1,0 +1,45 @@
+//! A private function whose generated functions alone are used is not dead
+//! code: using the macro as intended must need no `#[allow(dead_code)]`.
+//! The crate root denies every warning, so a `function is never used` for
+//! `p` or `q` fails the build.
+
+#![deny(warnings)]
+#![deny(clippy::all)]
+
+use gradmacro::differentiate;
+
+#[differentiate]
+fn p(x: f64, y: f64) -> f64 {
+    x.atan2(y)
+}
+
+#[differentiate(wrt(x))]
+fn q(x: f64, y: f64) -> f64 {
+    x * y.sin()
+}
+
+#[track_caller]
+fn assert_close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+        "got {got:e}, want {want:e}"
+    );
+}
+
+#[test]
+fn only_the_gradient_of_a_private_function_is_used() {
+    for (x, y) in [(1.0, 2.0), (-0.5, 0.25), (3.0, -1.5)] {
+        let (value, (dx, dy)) = p_grad(x, y);
+        assert_eq!(value.to_bits(), f64::atan2(x, y).to_bits());
+        let r2 = x * x + y * y;
+        assert_close(dx, y / r2);
+        assert_close(dy, -x / r2);
+    }
+}
+
+#[test]
+fn only_the_adjoint_of_a_private_function_with_wrt_is_used() {
+    for (x, y) in [(1.0, 2.0), (-0.5, 0.25), (3.0, -1.5)] {
+        assert_close(q_adjoint(x, y, 2.0), 2.0 * y.sin());
+    }
+}
