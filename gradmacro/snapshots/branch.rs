@@ -40,6 +40,11 @@ fn f_pullback(x: f64, d_out_1: f64, d_x_1: ::core::option::Option<&mut f64>) {
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
     let _ = f;
+    let mut d_x_own: f64 = 0.0;
+    let d_x: &mut f64 = match d_x {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => &mut d_x_own,
+    };
     let mut y: f64 = 0.0;
     let mut left1 = false;
     let mut took1 = false;
@@ -60,22 +65,18 @@ fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
         }
         out = y * x;
     }
-    let mut d_x_local: f64 = 0.0;
     let mut d_y: f64 = 0.0;
     if !left1 {
         d_y += d_out * x;
-        d_x_local += d_out * y;
+        *d_x += d_out * y;
         if took2 {
-            d_x_local += d_y / x;
+            *d_x += d_y / x;
         } else {
-            d_x_local += d_y;
+            *d_x += d_y;
         }
     }
     if took1 {
-        d_x_local -= d_out;
-    }
-    if let ::core::option::Option::Some(b) = d_x {
-        *b += d_x_local;
+        *d_x -= d_out;
     }
     out
 }

@@ -59,7 +59,7 @@ fn __dot_core(
     let _ = dot;
     let mut d_w_own: ::std::vec::Vec<f64>;
     let d_w: &mut [f64] = match d_w {
-        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::Some(b) => &mut b[..w.len()],
         ::core::option::Option::None => {
             d_w_own = ::std::vec![0.0; w.len()];
             &mut d_w_own
@@ -87,7 +87,7 @@ fn __dot_core_all(
     let _ = dot;
     let mut d_w_own: ::std::vec::Vec<f64>;
     let d_w: &mut [f64] = match d_w {
-        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::Some(b) => &mut b[..w.len()],
         ::core::option::Option::None => {
             d_w_own = ::std::vec![0.0; w.len()];
             &mut d_w_own
@@ -95,7 +95,7 @@ fn __dot_core_all(
     };
     let mut d_x_own: ::std::vec::Vec<f64>;
     let d_x: &mut [f64] = match d_x {
-        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::Some(b) => &mut b[..x.len()],
         ::core::option::Option::None => {
             d_x_own = ::std::vec![0.0; x.len()];
             &mut d_x_own

@@ -77,9 +77,14 @@ fn __horner_core(
     d_c: ::core::option::Option<&mut [f64]>,
 ) -> f64 {
     let _ = horner;
+    let mut d_x_own: f64 = 0.0;
+    let d_x: &mut f64 = match d_x {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => &mut d_x_own,
+    };
     let mut d_c_own: ::std::vec::Vec<f64>;
     let d_c: &mut [f64] = match d_c {
-        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::Some(b) => &mut b[..c.len()],
         ::core::option::Option::None => {
             d_c_own = ::std::vec![0.0; c.len()];
             &mut d_c_own
@@ -94,17 +99,13 @@ fn __horner_core(
         tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
     }
     let value = acc;
-    let mut d_x_local: f64 = 0.0;
     for k in 0..c.len() {
         let d_t1: f64 = d_out;
         d_c[k] += d_out;
         d_out = 0.0;
         acc = tape_acc.pop().unwrap();
         d_out += d_t1 * x;
-        d_x_local += d_t1 * acc;
-    }
-    if let ::core::option::Option::Some(b) = d_x {
-        *b += d_x_local;
+        *d_x += d_t1 * acc;
     }
     value
 }

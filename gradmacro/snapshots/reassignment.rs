@@ -71,26 +71,28 @@ fn __f_core(
     d_y: ::core::option::Option<&mut f64>,
 ) -> f64 {
     let _ = f;
+    let mut d_x_own: f64 = 0.0;
+    let d_x: &mut f64 = match d_x {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => &mut d_x_own,
+    };
+    let mut d_y_own: f64 = 0.0;
+    let d_y: &mut f64 = match d_y {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => &mut d_y_own,
+    };
     let s = x;
     let s_1 = s * s;
     let t1 = y.sin();
     let s_2 = s_1 + t1;
     let out = s_2 / y;
-    let mut d_x_local: f64 = 0.0;
-    let mut d_y_local: f64 = 0.0;
     let d_s_2: f64 = d_out / y;
-    d_y_local -= d_out * (s_2 / y / y);
+    *d_y -= d_out * (s_2 / y / y);
     let d_s_1: f64 = d_s_2;
     let d_t1: f64 = d_s_2;
-    d_y_local += d_t1 * y.cos();
+    *d_y += d_t1 * y.cos();
     let mut d_s: f64 = d_s_1 * s;
     d_s += d_s_1 * s;
-    d_x_local += d_s;
-    if let ::core::option::Option::Some(b) = d_x {
-        *b += d_x_local;
-    }
-    if let ::core::option::Option::Some(b) = d_y {
-        *b += d_y_local;
-    }
+    *d_x += d_s;
     out
 }

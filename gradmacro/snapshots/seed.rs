@@ -37,15 +37,16 @@ fn f_pullback(x: f64, d_out_1: f64, d_x_1: ::core::option::Option<&mut f64>) {
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
     let _ = f;
+    let mut d_x_own: f64 = 0.0;
+    let d_x: &mut f64 = match d_x {
+        ::core::option::Option::Some(b) => b,
+        ::core::option::Option::None => &mut d_x_own,
+    };
     let q = x * x;
     let out = q + x;
-    let mut d_x_local: f64 = 0.0;
     let d_q: f64 = d_out;
-    d_x_local += d_out;
-    d_x_local += d_q * x;
-    d_x_local += d_q * x;
-    if let ::core::option::Option::Some(b) = d_x {
-        *b += d_x_local;
-    }
+    *d_x += d_out;
+    *d_x += d_q * x;
+    *d_x += d_q * x;
     out
 }

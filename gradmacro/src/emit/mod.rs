@@ -274,9 +274,13 @@ impl Emitter<'_> {
                 self.adj(v)
             };
             slot_names.insert(v, d.clone());
-            // Arrays accumulate straight into the lent slice; scalars into a
-            // local, added to the slot at the end.
-            if self.f.var(v).shape.is_array() {
+            // Arrays, and scalars the reverse sweep never rewinds, accumulate
+            // straight into the lent slot; the others into a local, added to
+            // the slot at the end.
+            let var = self.f.var(v);
+            let direct = var.shape.is_array()
+                || !var.reassigned && !self.a.restored[v.0] && v != self.f.output;
+            if direct {
                 self.buffers.insert(v);
             } else {
                 let local = self.names.fresh(&format!("{d}_local"));
@@ -354,14 +358,25 @@ impl Emitter<'_> {
                 //     let d_w: &mut [f64] = match d_w { Some(b) => b, None => { .. } };
                 let own = self.names.fresh(&format!("{d}_own"));
                 let x = self.var(v);
+                // Sliced to the parameter's length, so that the optimiser
+                // knows both lengths are equal and drops bounds checks.
                 bind.push(quote! {
                     let mut #own: ::std::vec::Vec<#ty>;
                     let #d: &mut [#ty] = match #d {
-                        ::core::option::Option::Some(b) => b,
+                        ::core::option::Option::Some(b) => &mut b[..#x.len()],
                         ::core::option::Option::None => {
                             #own = ::std::vec![0.0; #x.len()];
                             &mut #own
                         }
+                    };
+                });
+            } else if self.buffers.contains(&v) {
+                let own = self.names.fresh(&format!("{d}_own"));
+                bind.push(quote! {
+                    let mut #own: #ty = 0.0;
+                    let #d: &mut #ty = match #d {
+                        ::core::option::Option::Some(b) => b,
+                        ::core::option::Option::None => &mut #own,
                     };
                 });
             } else {
