@@ -59,6 +59,8 @@
 //!   gradient always fails the check.
 #![deny(missing_docs)]
 
+#[cfg(feature = "argmin")]
+pub mod argmin;
 mod check;
 mod fd;
 mod float;
