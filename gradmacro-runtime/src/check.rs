@@ -64,7 +64,7 @@ pub struct ParamCheck {
 }
 
 impl ParamCheck {
-    fn new(index: usize, x: f64, analytic: f64, numeric: f64) -> Self {
+    pub(crate) fn new(index: usize, x: f64, analytic: f64, numeric: f64) -> Self {
         let abs_err = (analytic - numeric).abs();
         let rel_err = if abs_err == 0.0 {
             0.0

@@ -64,6 +64,7 @@ pub mod argmin;
 mod check;
 mod fd;
 mod float;
+mod function;
 mod grad;
 #[cfg(feature = "libm")]
 pub mod special;
@@ -72,5 +73,6 @@ mod step;
 pub use check::{check_gradient, GradientCheck, ParamCheck};
 pub use fd::central_difference;
 pub use float::Float;
+pub use function::{FunctionCheck, FunctionReport};
 pub use grad::{detach, no_grad};
 pub use step::default_step;

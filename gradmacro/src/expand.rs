@@ -12,7 +12,11 @@ use std::collections::HashSet;
 const STACK: usize = 1 << 30;
 
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let checks = crate::checks::generate(&attr, &item);
     stacker::grow(STACK, || expand(attr, item))
+        .into_iter()
+        .chain(checks)
+        .collect()
 }
 
 fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
