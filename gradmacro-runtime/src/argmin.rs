@@ -75,6 +75,13 @@ pub struct Problem<C, G, H = NoHessian> {
 /// The Hessian of a [`Problem`] built without
 /// [`with_hessian`](Problem::with_hessian): there is none, and argmin's
 /// `Hessian` trait is not implemented.
+///
+/// ```
+/// use gradmacro_runtime::argmin::{MaybeHessian, NoHessian};
+///
+/// assert!(!NoHessian.has_hessian());
+/// assert!(NoHessian.value_grad_hessian(&[1.0]).is_none());
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHessian;
 
@@ -198,6 +205,15 @@ where
 /// Implemented for [`NoHessian`] and for every
 /// `Fn(&[f64]) -> (f64, Vec<f64>, Vec<Vec<f64>>)`, and sealed: there is
 /// nothing to implement yourself.
+///
+/// ```
+/// use gradmacro_runtime::argmin::MaybeHessian;
+///
+/// // f(x) = x^3
+/// let hessian = |p: &[f64]| (p[0].powi(3), vec![3.0 * p[0] * p[0]], vec![vec![6.0 * p[0]]]);
+/// assert!(hessian.has_hessian());
+/// assert_eq!(hessian.value_grad_hessian(&[2.0]), Some((8.0, vec![12.0], vec![vec![12.0]])));
+/// ```
 pub trait MaybeHessian: sealed::Sealed {
     /// Whether there is a Hessian to compute.
     fn has_hessian(&self) -> bool;

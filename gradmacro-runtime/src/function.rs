@@ -241,6 +241,21 @@ fn directions(n: usize, mut state: u64) -> impl Iterator<Item = Vec<f64>> {
 /// The outcome of [`FunctionCheck::run`]; its [`Display`](fmt::Display)
 /// output is the report [`assert_passes`](FunctionReport::assert_passes)
 /// panics with.
+///
+/// ```
+/// use gradmacro_runtime::FunctionCheck;
+///
+/// // f(x) = x^2 with a wrong derivative, 3x.
+/// let check = FunctionCheck::new("square").scalar("x", 1.5);
+/// let report = check.run(
+///     |p| p[0] * p[0],
+///     |p| (p[0] * p[0], vec![3.0 * p[0]]),
+///     |p, d_out| vec![3.0 * p[0] * d_out],
+/// );
+/// assert!(report.value_matches());
+/// assert!(!report.passes());
+/// assert!(report.to_string().contains("<- FAIL"));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionReport {
     check: FunctionCheck<f64>,

@@ -64,6 +64,8 @@
 //! syntax, saying what to write instead. See the crate README for the supported
 //! syntax and `ARCHITECTURE.md` for how it works.
 
+#![warn(missing_docs)]
+
 mod analysis;
 mod args;
 #[cfg(test)]
@@ -90,6 +92,32 @@ mod tests;
 use proc_macro::TokenStream;
 
 /// Differentiates the function it is placed on; see the [crate docs](crate).
+///
+/// `#[differentiate]` differentiates with respect to every float parameter,
+/// `#[differentiate(wrt(a, b))]` with respect to those named; any number of
+/// `check(x = 1.5, ..)` points add tests (see the crate docs).
+///
+/// ```
+/// use gradmacro::differentiate;
+///
+/// /// `scale` is data: `wrt(x)` leaves it out of the gradient.
+/// #[differentiate(wrt(x))]
+/// fn energy(x: &[f64], scale: f64) -> f64 {
+///     let mut s = 0.0;
+///     for i in 0..x.len() {
+///         s += scale * x[i] * x[i];
+///     }
+///     s
+/// }
+///
+/// let (value, grad) = energy_grad(&[1.0, -2.0], 0.5);
+/// assert_eq!((value, grad), (2.5, vec![1.0, -2.0]));
+///
+/// let mut d_x = vec![0.0; 2];
+/// energy_adjoint_acc(&[1.0, -2.0], 0.5, 2.0, &mut d_x);
+/// energy_adjoint_acc(&[1.0, -2.0], 0.5, 2.0, &mut d_x); // adds
+/// assert_eq!(d_x, vec![4.0, -8.0]);
+/// ```
 #[proc_macro_attribute]
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::differentiate(attr.into(), item.into()).into()
