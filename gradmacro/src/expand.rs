@@ -13,10 +13,8 @@ const STACK: usize = 1 << 30;
 
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
     let checks = crate::checks::generate(&attr, &item);
-    stacker::grow(STACK, || expand(attr, item))
-        .into_iter()
-        .chain(checks)
-        .collect()
+    let expanded = stacker::grow(STACK, || expand(attr, item));
+    quote!(#expanded #checks)
 }
 
 fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
