@@ -5,6 +5,17 @@
 ///
 /// The trait is sealed so that methods can be added later without breaking
 /// anyone; the checks only ever need the two primitive float types.
+///
+/// ```
+/// use gradmacro_runtime::Float;
+///
+/// fn halfway<T: Float>(a: T, b: T) -> T {
+///     T::from_f64((a.to_f64() + b.to_f64()) / 2.0)
+/// }
+///
+/// assert_eq!(halfway(1.0f32, 2.0f32), 1.5f32);
+/// assert_eq!(<f64 as Float>::EPSILON, f64::EPSILON);
+/// ```
 pub trait Float:
     Copy + PartialOrd + core::fmt::Debug + core::fmt::Display + 'static + sealed::Sealed
 {

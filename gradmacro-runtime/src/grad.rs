@@ -25,6 +25,19 @@ pub fn no_grad<T>(x: T) -> T {
 }
 
 /// The same as [`no_grad`], under the name other frameworks use.
+///
+/// ```
+/// use gradmacro::differentiate;
+/// use gradmacro_runtime::detach;
+///
+/// // A straight-through estimator: valued round(x), derivative 1.
+/// #[differentiate]
+/// fn rounded(x: f64) -> f64 {
+///     x + detach(x.round() - x)
+/// }
+///
+/// assert_eq!(rounded_grad(2.3), (2.0, 1.0));
+/// ```
 #[inline(always)]
 pub fn detach<T>(x: T) -> T {
     x

@@ -57,11 +57,14 @@
 //!   one-sided slopes, and near the edge of `f`'s domain the step can leave
 //!   it (`ln` of a tiny positive number) and produce NaN. A NaN in either
 //!   gradient always fails the check.
-#![deny(missing_docs)]
+#![warn(missing_docs)]
 
+#[cfg(feature = "argmin")]
+pub mod argmin;
 mod check;
 mod fd;
 mod float;
+mod function;
 mod grad;
 #[cfg(feature = "libm")]
 pub mod special;
@@ -70,5 +73,6 @@ mod step;
 pub use check::{check_gradient, GradientCheck, ParamCheck};
 pub use fd::central_difference;
 pub use float::Float;
+pub use function::{FunctionCheck, FunctionReport};
 pub use grad::{detach, no_grad};
 pub use step::default_step;

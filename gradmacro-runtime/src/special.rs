@@ -51,6 +51,12 @@ use gradmacro::custom_adjoint;
 
 /// The error function, `erf(x) = 2 / sqrt(pi) * integral from 0 to x of
 /// exp(-t^2) dt` (`libm::erf`).
+///
+/// ```
+/// use gradmacro_runtime::special::erf;
+/// assert!((erf(1.0) - 0.8427007929497149).abs() < 1e-15);
+/// assert_eq!(erf(0.0), 0.0);
+/// ```
 #[inline]
 pub fn erf(x: f64) -> f64 {
     libm::erf(x)
@@ -58,6 +64,11 @@ pub fn erf(x: f64) -> f64 {
 
 /// The complementary error function, `erfc(x) = 1 - erf(x)`, accurate where
 /// `erf(x)` is close to 1 (`libm::erfc`).
+///
+/// ```
+/// use gradmacro_runtime::special::erfc;
+/// assert!((erfc(1.0) - 0.15729920705028513).abs() < 1e-15);
+/// ```
 #[inline]
 pub fn erfc(x: f64) -> f64 {
     libm::erfc(x)
@@ -65,6 +76,11 @@ pub fn erfc(x: f64) -> f64 {
 
 /// The gamma function, `gamma(n) = (n - 1)!` for positive integers
 /// (`libm::tgamma`). NaN at the poles `-1, -2, ...`, `±inf` at `±0`.
+///
+/// ```
+/// use gradmacro_runtime::special::gamma;
+/// assert!((gamma(5.0) - 24.0).abs() < 1e-12);
+/// ```
 #[inline]
 pub fn gamma(x: f64) -> f64 {
     libm::tgamma(x)
@@ -72,30 +88,58 @@ pub fn gamma(x: f64) -> f64 {
 
 /// The logarithm of the absolute value of the gamma function,
 /// `ln |gamma(x)|` (`libm::lgamma`); `+inf` at the poles `0, -1, -2, ...`.
+///
+/// ```
+/// use gradmacro_runtime::special::lgamma;
+/// assert!((lgamma(10.0) - 362880f64.ln()).abs() < 1e-12);
+/// ```
 #[inline]
 pub fn lgamma(x: f64) -> f64 {
     libm::lgamma(x)
 }
 
 /// `d_out` times the derivative of [`erf`], `2 / sqrt(pi) * exp(-x^2)`.
+///
+/// ```
+/// use gradmacro_runtime::special::erf_adjoint;
+/// use std::f64::consts::FRAC_2_SQRT_PI;
+/// assert!((erf_adjoint(0.0, 3.0) - 3.0 * FRAC_2_SQRT_PI).abs() < 1e-15);
+/// ```
 #[custom_adjoint(erf)]
 pub fn erf_adjoint(x: f64, d_out: f64) -> f64 {
     d_out * (FRAC_2_SQRT_PI * (-x * x).exp())
 }
 
 /// `d_out` times the derivative of [`erfc`], `-2 / sqrt(pi) * exp(-x^2)`.
+///
+/// ```
+/// use gradmacro_runtime::special::erfc_adjoint;
+/// use std::f64::consts::FRAC_2_SQRT_PI;
+/// assert!((erfc_adjoint(0.0, 1.0) + FRAC_2_SQRT_PI).abs() < 1e-15);
+/// ```
 #[custom_adjoint(erfc)]
 pub fn erfc_adjoint(x: f64, d_out: f64) -> f64 {
     -d_out * (FRAC_2_SQRT_PI * (-x * x).exp())
 }
 
 /// `d_out` times the derivative of [`gamma`], `gamma(x) * digamma(x)`.
+///
+/// ```
+/// use gradmacro_runtime::special::gamma_adjoint;
+/// // gamma'(1) is minus the Euler-Mascheroni constant.
+/// assert!((gamma_adjoint(1.0, 1.0) + 0.5772156649015329).abs() < 1e-12);
+/// ```
 #[custom_adjoint(gamma)]
 pub fn gamma_adjoint(x: f64, d_out: f64) -> f64 {
     d_out * (gamma(x) * digamma(x))
 }
 
 /// `d_out` times the derivative of [`lgamma`], `digamma(x)`.
+///
+/// ```
+/// use gradmacro_runtime::special::lgamma_adjoint;
+/// assert!((lgamma_adjoint(2.0, 2.0) - 2.0 * (1.0 - 0.5772156649015329)).abs() < 1e-12);
+/// ```
 #[custom_adjoint(lgamma)]
 pub fn lgamma_adjoint(x: f64, d_out: f64) -> f64 {
     d_out * digamma(x)
@@ -125,6 +169,11 @@ const ASYMPTOTIC_FROM: f64 = 10.0;
 ///
 /// assert!((digamma(1.0) + 0.5772156649015329).abs() < 1e-15); // -Euler's gamma
 /// assert!(digamma(-2.0).is_nan());
+/// ```
+///
+/// ```
+/// use gradmacro_runtime::special::digamma;
+/// assert!((digamma(1.0) + 0.5772156649015329).abs() < 1e-12);
 /// ```
 pub fn digamma(x: f64) -> f64 {
     if x.is_nan() || x == f64::NEG_INFINITY {

@@ -12,7 +12,9 @@ use std::collections::HashSet;
 const STACK: usize = 1 << 30;
 
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
-    stacker::grow(STACK, || expand(attr, item))
+    let checks = crate::checks::generate(&attr, &item);
+    let expanded = stacker::grow(STACK, || expand(attr, item));
+    quote!(#expanded #checks)
 }
 
 fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
