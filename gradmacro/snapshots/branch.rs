@@ -34,8 +34,8 @@ fn f_adjoint_acc(x: f64, d_out: f64, d_x: &mut f64) {
 }
 /// Pullback of [`f`] for differentiated callers: adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 #[doc(hidden)]
-fn f_pullback(x: f64, d_out_1: f64, d_x_1: ::core::option::Option<&mut f64>) {
-    __f_core(x, d_out_1, d_x_1);
+fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
+    __f_core(x, d_out, d_x);
 }
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {

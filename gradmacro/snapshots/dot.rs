@@ -42,11 +42,11 @@ fn dot_adjoint_acc(w: &[f64], x: &[f64], d_out: f64, d_w: &mut [f64]) {
 fn dot_pullback(
     w: &[f64],
     x: &[f64],
-    d_out_1: f64,
-    d_w_1: ::core::option::Option<&mut [f64]>,
+    d_out: f64,
+    d_w: ::core::option::Option<&mut [f64]>,
     d_x: ::core::option::Option<&mut [f64]>,
 ) {
-    __dot_core_all(w, x, d_out_1, d_w_1, d_x);
+    __dot_core_all(w, x, d_out, d_w, d_x);
 }
 /// The forward and the reverse sweep of [`dot`], once: returns `dot(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __dot_core(

@@ -62,11 +62,11 @@ fn horner_adjoint_acc(x: f64, c: &[f64], d_out: f64, d_x: &mut f64, d_c: &mut [f
 fn horner_pullback(
     x: f64,
     c: &[f64],
-    d_out_1: f64,
-    d_x_1: ::core::option::Option<&mut f64>,
-    d_c_1: ::core::option::Option<&mut [f64]>,
+    d_out: f64,
+    d_x: ::core::option::Option<&mut f64>,
+    d_c: ::core::option::Option<&mut [f64]>,
 ) {
-    __horner_core(x, c, d_out_1, d_x_1, d_c_1);
+    __horner_core(x, c, d_out, d_x, d_c);
 }
 /// The forward and the reverse sweep of [`horner`], once: returns `horner(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __horner_core(

@@ -56,11 +56,11 @@ fn f_adjoint_acc(x: f64, y: f64, d_out: f64, d_x: &mut f64, d_y: &mut f64) {
 fn f_pullback(
     x: f64,
     y: f64,
-    d_out_1: f64,
-    d_x_1: ::core::option::Option<&mut f64>,
-    d_y_1: ::core::option::Option<&mut f64>,
+    d_out: f64,
+    d_x: ::core::option::Option<&mut f64>,
+    d_y: ::core::option::Option<&mut f64>,
 ) {
-    __f_core(x, y, d_out_1, d_x_1, d_y_1);
+    __f_core(x, y, d_out, d_x, d_y);
 }
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
 fn __f_core(

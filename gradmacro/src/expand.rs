@@ -46,16 +46,29 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Some((func, names)) if !cx.has_errors() => {
             // Callers need the adjoint of every float parameter, whatever
             // `wrt` says: lower once more with all of them differentiable.
+            // Where that fails (the body does with a parameter excluded by
+            // `wrt` what only constants allow), its derivatives are not
+            // available: a caller that asks for them gets NaN, never a
+            // plausible wrong number.
             let all_floats = match (&args.wrt, &sig) {
                 (Some(_), Some(_)) => {
                     let mut quiet = Ctxt::default();
                     signature::check(&f.sig, &Args::default(), &mut quiet)
                         .and_then(|s| lower_until_stable(&f, &s, &mut quiet))
+                        .filter(|_| !quiet.has_errors())
                 }
                 _ => None,
             };
             let all = all_floats.as_ref().map(|(g, n)| (g, n.clone()));
-            let generated = emit::generate(&func, all, names, &f);
+            let unavailable: Vec<bool> = match (&all, &sig) {
+                (None, Some(sig)) => sig
+                    .params
+                    .iter()
+                    .map(|p| p.kind == signature::ParamKind::ConstFloat)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let generated = emit::generate(&func, all, &unavailable, names, &f);
             quote!(#f #generated)
         }
         _ => {

@@ -223,10 +223,12 @@ impl<'a> Emitter<'a> {
 /// every float parameter differentiable, when `wrt(...)` excluded some:
 /// differentiated callers need every float argument's adjoint (`f_pullback`),
 /// `f_grad` and its siblings only those of `wrt`, and computing the others
-/// would cost them time and memory.
+/// would cost them time and memory. `unavailable` marks the float parameters
+/// whose derivatives could not be had that way.
 pub fn generate(
     f: &Func,
     all_floats: Option<(&Func, Names)>,
+    unavailable: &[bool],
     names: Names,
     user: &syn::ItemFn,
 ) -> TokenStream {
@@ -250,7 +252,13 @@ pub fn generate(
     let core_doc = format!(
         " The forward and the reverse sweep of [`{name}`], once: returns `{name}(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
     );
-    let wrappers = wrappers::wrappers(f, all_f, names, user, (&core_name, &all_name));
+    let wrappers = wrappers::wrappers(
+        f,
+        (all_f, unavailable),
+        names,
+        user,
+        (&core_name, &all_name),
+    );
     quote! {
         #wrappers
         #[doc = #core_doc]

@@ -20,16 +20,19 @@ struct Entry {
 
 /// `f_grad`, `f_adjoint`, `f_adjoint_acc` over the core of `f`, and
 /// `f_pullback` over the core of `all` (`f` with every float parameter
-/// differentiable).
+/// differentiable; where that could not be lowered, `f` and the parameters
+/// whose derivatives are unavailable).
 pub fn wrappers(
     f: &Func,
-    all: &Func,
+    all: (&Func, &[bool]),
     mut names: Names,
     user: &syn::ItemFn,
     (core, all_core): (&Ident, &Ident),
 ) -> TokenStream {
     let vis = &user.vis;
     let name = &user.sig.ident;
+    // Each generated function is a scope of its own: names start afresh.
+    let mut pullback_names = names.clone();
     let ty = match f.float {
         Float::F64 => quote!(f64),
         Float::F32 => quote!(f32),
@@ -129,7 +132,7 @@ pub fn wrappers(
         acc_slots.push(quote!(::core::option::Option::Some(#d)));
     }
 
-    let pullback = pullback(all, &mut names.clone(), user, all_core, &ty);
+    let pullback = pullback(all, &mut pullback_names, user, all_core, &ty);
     let docs = Docs::new(name, &entries);
     let (grad_doc, adjoint_doc, acc_doc) = (&docs.grad, &docs.adjoint, &docs.acc);
     let grad_name = format_ident!("{}_grad", name);
@@ -175,8 +178,10 @@ pub fn wrappers(
 }
 
 /// `f_pullback`, what differentiated callers call: the core without the value.
+/// A slot for a parameter whose derivatives are unavailable is filled with
+/// NaN, so a caller that needs them sees it.
 fn pullback(
-    all: &Func,
+    (all, unavailable): (&Func, &[bool]),
     names: &mut Names,
     user: &syn::ItemFn,
     core: &Ident,
@@ -189,10 +194,31 @@ fn pullback(
     let mut args = Vec::new();
     let mut slots = Vec::new();
     let mut slot_args = Vec::new();
-    for p in &all.params {
+    let mut poison = Vec::new();
+    for (i, p) in all.params.iter().enumerate() {
         let (x, t) = (&p.ident, &p.ty);
         params.push(quote!(#x: #t));
         args.push(x);
+        if unavailable.get(i) == Some(&true) {
+            let d = names.adjoint(x);
+            slot_args.push(quote!(()));
+            if p.shape.is_array() {
+                slots.push(quote!(#d: ::core::option::Option<&mut [#ty]>));
+                poison.push(quote! {
+                    if let ::core::option::Option::Some(b) = #d {
+                        b.fill(#ty::NAN);
+                    }
+                });
+            } else {
+                slots.push(quote!(#d: ::core::option::Option<&mut #ty>));
+                poison.push(quote! {
+                    if let ::core::option::Option::Some(b) = #d {
+                        *b = #ty::NAN;
+                    }
+                });
+            }
+            continue;
+        }
         if p.var.is_none() {
             slots.push(quote!(_: ()));
             slot_args.push(quote!(()));
@@ -218,6 +244,7 @@ fn pullback(
         #many
         #ptr
         #vis fn #name(#(#params,)* #seed: #ty, #(#slots),*) {
+            #(#poison)*
             #core(#(#args,)* #seed, #(#slot_args),*);
         }
     }
