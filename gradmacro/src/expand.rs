@@ -68,7 +68,8 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                     .collect(),
                 _ => Vec::new(),
             };
-            let generated = emit::generate(&func, all, &unavailable, names, &f);
+            let receiver = sig.as_ref().and_then(|s| s.receiver.as_ref());
+            let generated = emit::generate(&func, all, &unavailable, receiver, names, &f);
             quote!(#f #generated)
         }
         _ => {
@@ -114,7 +115,7 @@ fn lower_until_stable(
 /// only that error and not a cascade of "cannot find `f_grad`".
 fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
     // With a parameter rejected, any placeholder would itself be wrong.
-    if sig.params.len() != f.sig.inputs.len() {
+    if sig.params.len() + usize::from(sig.receiver.is_some()) != f.sig.inputs.len() {
         return TokenStream::new();
     }
     let vis = &f.vis;
@@ -129,13 +130,12 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
         crate::ir::Float::F64 => quote!(f64),
         crate::ir::Float::F32 => quote!(f32),
     };
-    let params: Vec<_> = sig
-        .params
-        .iter()
-        .map(|p| {
+    let receiver = sig.receiver.iter().map(|r| quote!(#r));
+    let params: Vec<_> = receiver
+        .chain(sig.params.iter().map(|p| {
             let t = &p.ty;
             quote!(_: #t)
-        })
+        }))
         .collect();
     let diff: Vec<&signature::ParamSpec> = sig
         .params

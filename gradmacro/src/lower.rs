@@ -513,8 +513,18 @@ impl<'a> Lowerer<'a> {
         let name = match pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => &p.ident,
             syn::Pat::Wild(_) => {
-                if let Some(init) = &local.init {
-                    self.expr_stmt(&init.expr);
+                // `let _ = label.len();` keeps its `let _`: without it, a
+                // `#[must_use]` value would warn.
+                match &local.init {
+                    Some(init) if !rename::mentions_active(&init.expr, self) => {
+                        if let Some(p) = self.passive(&init.expr) {
+                            let tokens = p.tokens;
+                            self.cur
+                                .push(Stmt::Verbatim(quote::quote!(let _ = #tokens;), p.reads));
+                        }
+                    }
+                    Some(init) => self.expr_stmt(&init.expr),
+                    None => {}
                 }
                 return;
             }

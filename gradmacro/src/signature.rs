@@ -26,6 +26,8 @@ pub struct ParamSpec {
 pub struct Signature_ {
     pub float: Float,
     pub params: Vec<ParamSpec>,
+    /// `&self` or `self` of a method: constant data, read by field.
+    pub receiver: Option<syn::Receiver>,
 }
 
 const INTEGERS: &[&str] = &[
@@ -55,7 +57,10 @@ fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
         Type::Reference(r) if r.mutability.is_some() => {
             return Err("mutable parameters are not supported: a differentiated function cannot write into its inputs; take `&[f64]` and return values instead")
         }
-        Type::Reference(r) if simple_type(&r.elem).is_some() => {
+        Type::Reference(r)
+            if simple_type(&r.elem)
+                .is_some_and(|n| float_of(&n).is_some() || INTEGERS.contains(&n.as_str())) =>
+        {
             return Err("pass scalars by value: `x: f64` rather than `x: &f64`")
         }
         Type::Reference(r) => (&*r.elem, true),
@@ -145,10 +150,15 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
     };
 
     let mut params = Vec::new();
+    let mut receiver = None;
     for input in &sig.inputs {
         let pt = match input {
             FnArg::Receiver(r) => {
-                cx.error(r, "methods taking `self` cannot be differentiated: write a free function taking the fields it needs as parameters");
+                if r.mutability.is_some() || r.colon_token.is_some() {
+                    cx.error(r, "a differentiated method takes `&self` (or `self` of a `Copy` type): it reads its fields as constants and cannot write to them");
+                } else {
+                    receiver = Some(r.clone());
+                }
                 continue;
             }
             FnArg::Typed(pt) => pt,
@@ -175,11 +185,9 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
                 }
                 ParamKind::Differentiable
             }
-            Some(n) if INTEGERS.contains(&n) => ParamKind::Passive,
-            _ => {
-                cx.error(&pt.ty, format!("parameters of type `{}` are not supported: use `f64`/`f32` (or `&[f64]`, `Vec<f64>`, `[f64; N]`) for values to differentiate, or integers and `bool` for constants", pt.ty.to_token_stream()));
-                continue;
-            }
+            // Integers, `bool`, structs, strings, ...: constants, read as
+            // data (`cfg.steps`, `w.gamma`).
+            _ => ParamKind::Passive,
         };
         params.push(ParamSpec {
             ident,
@@ -199,7 +207,8 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             seen.push(name);
             match params.iter().find(|p| p.ident == *name) {
                 None => cx.error(name, format!("`wrt({name})` names no parameter of this function")),
-                Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
+                Some(p) if p.kind == ParamKind::Passive && (p.shape.is_array() || simple_type(&p.ty).is_some_and(|n| INTEGERS.contains(&n.as_str()))) => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
+                Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` is not a float parameter: differentiating with respect to a struct is not supported yet; pass the fields to differentiate as `f64` or `&[f64]` parameters")),
                 Some(_) => {}
             }
         }
@@ -213,14 +222,23 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
         && !cx.has_errors()
         && !params.iter().any(|p| p.kind == ParamKind::Differentiable)
     {
+        let data = params.iter().any(|p| {
+            !p.shape.is_array()
+                && simple_type(&p.ty).is_none_or(|n| !INTEGERS.contains(&n.as_str()))
+        });
         cx.error(
             &sig.ident,
-            "nothing to differentiate: the function has no `f64`/`f32` parameter",
+            if data {
+                "nothing to differentiate: the function has no `f64`/`f32` parameter (a struct parameter is a constant; to differentiate with respect to its fields, pass them as `f64` or `&[f64]` parameters)"
+            } else {
+                "nothing to differentiate: the function has no `f64`/`f32` parameter"
+            },
         );
     }
     Some(Signature_ {
         float: float?,
         params,
+        receiver,
     })
 }
 

@@ -1,5 +1,5 @@
-// A struct parameter cannot receive a gradient entry; the error must point at
-// the struct type and suggest separate `f64` parameters.
+// A struct parameter is a constant, so a function whose only parameter is a
+// struct has nothing to differentiate: the error must say so at its name.
 use gradmacro::differentiate;
 
 #[derive(Clone, Copy)]

@@ -229,35 +229,46 @@ pub fn generate(
     f: &Func,
     all_floats: Option<(&Func, Names)>,
     unavailable: &[bool],
+    receiver: Option<&syn::Receiver>,
     names: Names,
     user: &syn::ItemFn,
 ) -> TokenStream {
     let name = &user.sig.ident;
+    // A method's generated functions are methods too, reached through `Self`.
+    let this = receiver.map(|_| quote!(Self::));
+    let user_fn = quote!(#this #name);
+    let link = wrappers::doc_link(name, receiver);
     let private = syn::Visibility::Inherited;
     let core_name = format_ident!("__{}_core", name);
     let a = analyze(f);
-    let core = Emitter::new(f, &a, names.clone()).core(&core_name, &private, name);
+    let core = Emitter::new(f, &a, names.clone()).core(&core_name, &private, (&user_fn, receiver));
     let (all_name, all_core, all_f) = match &all_floats {
         Some((g, g_names)) => {
             let ga = analyze(g);
             let all_name = format_ident!("__{}_core_all", name);
-            let all_core = Emitter::new(g, &ga, g_names.clone()).core(&all_name, &private, name);
+            let all_core = Emitter::new(g, &ga, g_names.clone()).core(
+                &all_name,
+                &private,
+                (&user_fn, receiver),
+            );
             let doc = format!(
-                " The pullback of [`{name}`] with respect to every float parameter, `wrt(..)` or not."
+                " The pullback of {link} with respect to every float parameter, `wrt(..)` or not."
             );
             (all_name, quote!(#[doc = #doc] #all_core), *g)
         }
         None => (core_name.clone(), quote!(), f),
     };
     let core_doc = format!(
-        " The forward and the reverse sweep of [`{name}`], once: returns `{name}(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
+        " The forward and the reverse sweep of {link}, once: returns `{name}(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
     );
+    let (core_path, all_path) = (quote!(#this #core_name), quote!(#this #all_name));
     let wrappers = wrappers::wrappers(
         f,
         (all_f, unavailable),
         names,
         user,
-        (&core_name, &all_name),
+        receiver,
+        (&core_path, &all_path),
     );
     quote! {
         #wrappers
@@ -272,7 +283,12 @@ impl Emitter<'_> {
     /// (`Option<&mut f64>`, `Option<&mut [f64]>`, or `()` for a constant, so
     /// a caller can pass `Default::default()` for any argument it needs
     /// nothing from). Returns the value.
-    fn core(mut self, name: &Ident, vis: &syn::Visibility, user_fn: &Ident) -> TokenStream {
+    fn core(
+        mut self,
+        name: &Ident,
+        vis: &syn::Visibility,
+        (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+    ) -> TokenStream {
         let ty = self.ty.clone();
         let mut slot_names = HashMap::new();
         for v in self.f.wrt().collect::<Vec<_>>() {
@@ -397,7 +413,10 @@ impl Emitter<'_> {
             }
         }
         let body_tokens = quote!(#hoisted #forward #capture #reverse #out);
-        let params = self.params(&body_tokens);
+        let mut params = self.params(&body_tokens);
+        if let Some(r) = receiver {
+            params.insert(0, quote!(#r));
+        }
         let allow = many_args(params.len() + 1 + slots.len());
         let ptr = vec_refs(self.f);
         quote! {
