@@ -14,25 +14,22 @@
 #![deny(warnings)]
 #![deny(clippy::all)]
 
+mod support;
+
 use gradmacro::{custom_adjoint, differentiate};
 
 /// Seed used for every `f_adjoint` call: not 1, so a dropped seed shows.
 const SEED: f64 = -1.75;
 
-/// `a` and `b` agree to a tight relative tolerance.
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * (1.0 + a.abs().max(b.abs()))
-}
-
+/// `got` and `want` agree to a tight tolerance.
 #[track_caller]
 fn assert_close(what: &str, got: f64, want: f64) {
-    assert!(close(got, want), "{what}: got {got:e}, want {want:e}");
+    support::assert_close(what, got, want, 1e-12, 1e-12);
 }
 
 #[track_caller]
 fn assert_close32(what: &str, got: f32, want: f32) {
-    let ok = (got - want).abs() <= 1e-5 * (1.0 + got.abs().max(want.abs()));
-    assert!(ok, "{what}: got {got:e}, want {want:e}");
+    support::assert_close(what, got.into(), want.into(), 1e-5, 1e-5);
 }
 
 // ---------------------------------------------------------------------------
