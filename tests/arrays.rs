@@ -17,11 +17,15 @@
 
 #![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
 
+mod support;
+
 use gradmacro::differentiate;
 use gradmacro_runtime::check_gradient;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use support::dual::{forward_gradient, Dual};
+use support::rng::Rng;
 
 /// Relative tolerance between a generated and a hand-written gradient: both
 /// are `f64` evaluations of the same derivative by different formulas.
@@ -40,20 +44,12 @@ const D_OUT: f64 = -1.75;
 
 #[track_caller]
 fn assert_close(what: &str, got: f64, want: f64) {
-    let tol = REL * got.abs().max(want.abs()) + ABS;
-    assert!(
-        (got - want).abs() <= tol,
-        "{what}: got {got:e}, want {want:e} (|diff| {:e} > {tol:e})",
-        (got - want).abs()
-    );
+    support::assert_close(what, got, want, ABS, REL);
 }
 
 #[track_caller]
 fn assert_all_close(what: &str, got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert_close(&format!("{what}[{i}]"), g, w);
-    }
+    support::assert_all_close(what, got, want, ABS, REL);
 }
 
 #[track_caller]
@@ -72,29 +68,6 @@ fn assert_fd(what: &str, f: impl Fn(&[f64]) -> f64, x: &[f64], grad: &[f64]) {
         check.passes(FD_TOL),
         "{what}: disagrees with finite differences:\n{check}"
     );
-}
-
-/// A small seeded generator (SplitMix64): arbitrary points, the same on
-/// every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
 }
 
 /// `f_grad` of a function of two slices.
@@ -149,7 +122,7 @@ fn dot_indexed(x: &[f64], y: &[f64]) -> f64 {
 #[test]
 fn dot_product_gradient_is_the_other_vector() {
     let grad: Grad2 = dot_grad;
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     for n in [0, 1, 2, 7, 50] {
         let x = rng.vec(n, -3.0, 3.0);
         let y = rng.vec(n, -3.0, 3.0);
@@ -193,7 +166,7 @@ fn square_norm(x: &[f64]) -> f64 {
 
 #[test]
 fn same_element_twice_in_a_product() {
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     for n in [1, 3, 20] {
         let x = rng.vec(n, -2.0, 2.0);
         let (v, g) = square_norm_grad(&x);
@@ -235,7 +208,7 @@ fn softmax_xent_analytic(z: &[f64], label: usize) -> Vec<f64> {
 #[test]
 fn softmax_cross_entropy_gradient_is_softmax_minus_onehot() {
     let grad: fn(&[f64], usize) -> (f64, Vec<f64>) = softmax_xent_grad;
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let mut cases: Vec<(Vec<f64>, usize)> = vec![
         (vec![0.3], 0),
         (vec![1.0, 3.0, 3.0], 0),                  // a tie for the maximum
@@ -324,7 +297,7 @@ fn linear_mse_excludes_the_data() {
     let acc: DataAcc = linear_mse_adjoint_acc;
     let grad_b: BiasGrad = linear_mse_bias_grad;
 
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     for (d, m) in [(1, 1), (1, 5), (3, 8), (10, 40)] {
         let w = rng.vec(d + 1, -1.0, 1.0);
         let xs = rng.vec(d * m, -2.0, 2.0);
@@ -604,7 +577,7 @@ fn compound_analytic(x: &[f64]) -> Vec<f64> {
 
 #[test]
 fn local_buffers_overwritten_in_loops() {
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     for n in [1, 2, 3, 16] {
         let x = rng.vec(n, -1.5, 1.5);
 
@@ -628,66 +601,6 @@ fn local_buffers_overwritten_in_loops() {
             assert_all_close(&format!("geometric steps {steps}"), &g, &want);
         }
     }
-}
-
-/// Forward-mode dual numbers `v + d e` (`e^2 = 0`): an independent way to
-/// compute a derivative for functions whose gradient has no short closed
-/// form. The oracle functions below repeat the differentiated bodies on
-/// `Dual`.
-#[derive(Clone, Copy, Debug)]
-struct Dual {
-    v: f64,
-    d: f64,
-}
-
-impl Dual {
-    fn c(v: f64) -> Self {
-        Dual { v, d: 0.0 }
-    }
-
-    fn sin(self) -> Self {
-        Dual {
-            v: self.v.sin(),
-            d: self.d * self.v.cos(),
-        }
-    }
-}
-
-impl std::ops::Add for Dual {
-    type Output = Dual;
-    fn add(self, o: Dual) -> Dual {
-        Dual {
-            v: self.v + o.v,
-            d: self.d + o.d,
-        }
-    }
-}
-
-impl std::ops::Mul for Dual {
-    type Output = Dual;
-    fn mul(self, o: Dual) -> Dual {
-        Dual {
-            v: self.v * o.v,
-            d: self.d * o.v + self.v * o.d,
-        }
-    }
-}
-
-/// The gradient of `f` at `x`, one forward pass per coordinate.
-fn forward_gradient(f: impl Fn(&[Dual]) -> Dual, x: &[f64]) -> Vec<f64> {
-    (0..x.len())
-        .map(|j| {
-            let seeded: Vec<Dual> = x
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| Dual {
-                    v,
-                    d: if i == j { 1.0 } else { 0.0 },
-                })
-                .collect();
-            f(&seeded).d
-        })
-        .collect()
 }
 
 /// Prefix products, each reading the element written in the previous
@@ -736,7 +649,7 @@ fn sweep(x: &[f64]) -> f64 {
     s
 }
 
-fn sweep_dual(x: &[Dual]) -> Dual {
+fn sweep_dual(x: &[Dual<1>]) -> Dual<1> {
     let n = x.len();
     let mut v = x.to_vec();
     for _ in 0..3 {
@@ -744,9 +657,9 @@ fn sweep_dual(x: &[Dual]) -> Dual {
             v[i] = (v[i - 1] + v[i]).sin() * x[i];
         }
     }
-    let mut s = Dual::c(0.0);
+    let mut s = Dual::cst(0.0);
     for &vi in v.iter().rev() {
-        s = s * Dual::c(0.5) + vi * vi;
+        s = s * Dual::cst(0.5) + vi * vi;
     }
     s
 }
@@ -797,8 +710,8 @@ fn running(x: &[f64]) -> f64 {
     v[0] * v[1]
 }
 
-fn running_dual(x: &[Dual]) -> Dual {
-    let mut v = [Dual::c(0.0); 2];
+fn running_dual(x: &[Dual<1>]) -> Dual<1> {
+    let mut v = [Dual::cst(0.0); 2];
     for &xi in x {
         v[0] = v[0] + xi;
         v[1] = v[1] + v[0] * xi;
@@ -818,7 +731,7 @@ fn sum_in_loop(x: &[f64]) -> f64 {
 
 #[test]
 fn buffers_reading_their_own_overwritten_elements() {
-    let mut rng = Rng(10);
+    let mut rng = Rng::new(10);
     for n in [1, 2, 3, 8] {
         let x = rng.vec(n, -1.5, 1.5);
 
@@ -904,7 +817,7 @@ fn pushed_then_written(x: &[f64]) -> f64 {
 
 #[test]
 fn push_built_vectors() {
-    let mut rng = Rng(6);
+    let mut rng = Rng::new(6);
     for n in [0, 1, 4, 12] {
         let x = rng.vec(n, -1.2, 1.2);
         let (v, g) = pushed_grad(&x);
@@ -968,7 +881,7 @@ fn product_analytic(x: &[f64]) -> Vec<f64> {
 
 #[test]
 fn sum_reduction() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for n in [0, 1, 5, 30] {
         let x = rng.vec(n, -2.0, 2.0);
         let (v, g) = sums_grad(&x);
@@ -1068,7 +981,7 @@ fn gather(x: &[f64], idx: &[usize], signed: &[i64], mask: &[bool]) -> f64 {
 
 #[test]
 fn elements_read_in_several_iterations() {
-    let mut rng = Rng(8);
+    let mut rng = Rng::new(8);
     for n in [1, 2, 3, 9] {
         let x = rng.vec(n, -2.0, 2.0);
         let (v, g) = anchored_grad(&x);
@@ -1369,7 +1282,7 @@ fn len_is_empty_literals_and_calls() {
     let want: Vec<f64> = x.iter().map(|xi| xi + 2.0 * xi.sin() * xi.cos()).collect();
     assert_all_close("calls", &g, &want);
 
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let w = rng.vec(3, -1.0, 1.0);
     let xs = rng.vec(2 * 6, -2.0, 2.0);
     let ys = rng.vec(6, -2.0, 2.0);
@@ -1692,7 +1605,7 @@ fn rosenbrock_analytic(x: &[f64]) -> Vec<f64> {
 #[test]
 fn large_inputs_take_linear_time() {
     let n = 100_000;
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     let x = rng.vec(n, -2.0, 2.0);
 
     let ((v, g), bytes) = allocated_by(|| rosenbrock_grad(&x));
@@ -1785,7 +1698,7 @@ fn data_error(w: f64, xs: &[f64]) -> f64 {
 fn calls_in_a_loop_take_linear_time() {
     // Each call touches one element: the whole gradient is still linear.
     let n = 20_000;
-    let mut rng = Rng(12);
+    let mut rng = Rng::new(12);
     let x = rng.vec(n, -1.0, 1.0);
 
     let ((v, g), bytes) = allocated_by(|| summed_by_calls_grad(&x));

@@ -25,9 +25,12 @@
 //! - `f_adjoint(x, d_out)` is `d_out` times the gradient, and
 //!   `f_adjoint_acc` adds the same into a buffer.
 
+mod support;
+
 use argmin_testfunctions as atf;
 use gradmacro::differentiate;
 use std::f64::consts::PI;
+use support::rng::Rng;
 
 /// The dimensions every function is checked in.
 const DIMS: [usize; 6] = [1, 2, 3, 10, 100, 1000];
@@ -40,38 +43,14 @@ const ABS_FRACTION: f64 = 1e-12;
 /// Seed passed to every `f_adjoint`: not a power of two.
 const D_OUT: f64 = -1.75;
 
-// ---------------------------------------------------------------------------
-// A small seeded generator (SplitMix64), so the test needs no `rand`.
-// ---------------------------------------------------------------------------
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)`.
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-}
-
 /// `POINTS` points of dimension `n` drawn uniformly from `[lo, hi)^n`; the
 /// seed depends on the function's name and `n`, so every run draws the same.
 fn points(name: &str, n: usize, lo: f64, hi: f64) -> Vec<Vec<f64>> {
     let seed = name
         .bytes()
         .fold(n as u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-    let mut rng = SplitMix64(seed);
-    (0..POINTS)
-        .map(|_| (0..n).map(|_| rng.uniform(lo, hi)).collect())
-        .collect()
+    let mut rng = Rng::new(seed);
+    (0..POINTS).map(|_| rng.vec(n, lo, hi)).collect()
 }
 
 // ---------------------------------------------------------------------------

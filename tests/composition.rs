@@ -313,13 +313,7 @@ fn norm3_scaled(a: [f64; 3], k: f64) -> f64 {
 /// Asserts that two gradients agree entry by entry.
 #[track_caller]
 fn assert_close_slices(what: &str, got: &[f64], want: &[f64], rel: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            close(g, w, 1e-14, rel),
-            "{what}: entry {i}: got {g:e}, expected {w:e}"
-        );
-    }
+    support::assert_all_close(what, got, want, 1e-14, rel);
 }
 
 /// Finite-difference check of a whole gradient, the point being all the

@@ -26,10 +26,12 @@
 // and a negated comparison `!(x > y)` to test `!` in a condition.
 #![allow(clippy::assign_op_pattern, clippy::neg_cmp_op_on_partial_ord)]
 
-use std::ops::{Add, Div, Mul, Neg, Sub};
+mod support;
 
 use gradmacro::differentiate;
 use gradmacro_runtime::{central_difference, check_gradient};
+use support::close;
+use support::dual::Dual;
 
 // ---------------------------------------------------------------------------
 // Checks
@@ -71,10 +73,6 @@ const D_OUT: f64 = 2.0;
 /// gradient.
 const ADJOINT_REL: f64 = 1e-14;
 
-fn close(got: f64, want: f64, rel: f64) -> bool {
-    got == want || (got - want).abs() <= ABS.max(rel * got.abs().max(want.abs()))
-}
-
 /// The checks 1-4 at one point `x`, given what `f_grad` and `f_adjoint(..,
 /// D_OUT)` returned there and the oracle's gradient.
 #[allow(clippy::too_many_arguments)]
@@ -106,7 +104,7 @@ fn check_at(
             grad[i]
         );
         assert!(
-            close(grad[i], want[i], tol.rel),
+            close(grad[i], want[i], ABS, tol.rel),
             "{name}: derivative {i} at {x:?}: generated {:e}, oracle {:e} \
              (finite difference {:e}; relative tolerance {:e})",
             grad[i],
@@ -125,7 +123,7 @@ fn check_at(
     }
     for i in 0..x.len() {
         assert!(
-            close(adjoint[i], D_OUT * grad[i], ADJOINT_REL),
+            close(adjoint[i], D_OUT * grad[i], ABS, ADJOINT_REL),
             "{name}: adjoint {i} at {x:?} with d_out = {D_OUT}: got {:e}, expected {:e}",
             adjoint[i],
             D_OUT * grad[i]
@@ -192,131 +190,9 @@ fn binary(
 }
 
 // ---------------------------------------------------------------------------
-// Forward-mode dual numbers: the oracle for functions whose path depends on
-// the input in ways no closed form captures. Each operation computes its
-// value exactly as `f64` does, so a function written over `Dual` in the same
-// order as the differentiated one takes the same path.
+// Forward-mode dual numbers (`support::dual`): the oracle for functions whose
+// path depends on the input in ways no closed form captures.
 // ---------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug)]
-struct Dual<const N: usize> {
-    v: f64,
-    d: [f64; N],
-}
-
-impl<const N: usize> Dual<N> {
-    /// The `i`-th input, with value `v`.
-    fn var(v: f64, i: usize) -> Self {
-        let mut d = [0.0; N];
-        d[i] = 1.0;
-        Dual { v, d }
-    }
-
-    /// A constant.
-    fn cst(v: f64) -> Self {
-        Dual { v, d: [0.0; N] }
-    }
-
-    /// `g(self)`, where `g` has value `v` and derivative `dv` at `self.v`.
-    fn chain(self, v: f64, dv: f64) -> Self {
-        Dual {
-            v,
-            d: self.d.map(|d| d * dv),
-        }
-    }
-
-    fn sin(self) -> Self {
-        self.chain(self.v.sin(), self.v.cos())
-    }
-
-    fn ln(self) -> Self {
-        self.chain(self.v.ln(), 1.0 / self.v)
-    }
-
-    fn abs(self) -> Self {
-        self.chain(self.v.abs(), if self.v < 0.0 { -1.0 } else { 1.0 })
-    }
-}
-
-impl<const N: usize> Add for Dual<N> {
-    type Output = Self;
-    fn add(self, o: Self) -> Self {
-        Dual {
-            v: self.v + o.v,
-            d: std::array::from_fn(|i| self.d[i] + o.d[i]),
-        }
-    }
-}
-
-impl<const N: usize> Sub for Dual<N> {
-    type Output = Self;
-    fn sub(self, o: Self) -> Self {
-        Dual {
-            v: self.v - o.v,
-            d: std::array::from_fn(|i| self.d[i] - o.d[i]),
-        }
-    }
-}
-
-#[allow(clippy::suspicious_arithmetic_impl)] // the product rule
-impl<const N: usize> Mul for Dual<N> {
-    type Output = Self;
-    fn mul(self, o: Self) -> Self {
-        Dual {
-            v: self.v * o.v,
-            d: std::array::from_fn(|i| self.d[i] * o.v + self.v * o.d[i]),
-        }
-    }
-}
-
-#[allow(clippy::suspicious_arithmetic_impl)] // the quotient rule
-impl<const N: usize> Div for Dual<N> {
-    type Output = Self;
-    fn div(self, o: Self) -> Self {
-        Dual {
-            v: self.v / o.v,
-            d: std::array::from_fn(|i| (self.d[i] * o.v - self.v * o.d[i]) / (o.v * o.v)),
-        }
-    }
-}
-
-impl<const N: usize> Neg for Dual<N> {
-    type Output = Self;
-    fn neg(self) -> Self {
-        Dual {
-            v: -self.v,
-            d: self.d.map(|d| -d),
-        }
-    }
-}
-
-impl<const N: usize> Add<f64> for Dual<N> {
-    type Output = Self;
-    fn add(self, c: f64) -> Self {
-        self + Dual::cst(c)
-    }
-}
-
-impl<const N: usize> Sub<f64> for Dual<N> {
-    type Output = Self;
-    fn sub(self, c: f64) -> Self {
-        self - Dual::cst(c)
-    }
-}
-
-impl<const N: usize> Mul<f64> for Dual<N> {
-    type Output = Self;
-    fn mul(self, c: f64) -> Self {
-        self * Dual::cst(c)
-    }
-}
-
-impl<const N: usize> Mul<Dual<N>> for f64 {
-    type Output = Dual<N>;
-    fn mul(self, o: Dual<N>) -> Dual<N> {
-        Dual::cst(self) * o
-    }
-}
 
 /// The oracle's gradient at `x` for a function of one variable written over
 /// `Dual<1>`, after checking that it reproduces `f`'s value bit for bit.
@@ -1053,7 +929,7 @@ fn newton_square_root_for_loop() {
     for a in SQRT_POINTS {
         // The point must have converged for 1/(2 sqrt a) to be the derivative.
         assert!(
-            close(newton_sqrt(a), a.sqrt(), 1e-15),
+            close(newton_sqrt(a), a.sqrt(), ABS, 1e-15),
             "not converged at {a}"
         );
     }

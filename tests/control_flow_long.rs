@@ -14,6 +14,8 @@
 // The loop-carried updates are spelled `s = s * c` on purpose.
 #![allow(clippy::assign_op_pattern)]
 
+mod support;
+
 use gradmacro::differentiate;
 
 /// The number of iterations.
@@ -27,10 +29,7 @@ const D_OUT: f64 = 2.0;
 
 #[track_caller]
 fn assert_close(what: &str, got: f64, want: f64) {
-    assert!(
-        got.is_finite() && (got - want).abs() <= REL * want.abs(),
-        "{what}: got {got:e}, expected {want:e} (relative tolerance {REL:e})"
-    );
+    support::assert_close(what, got, want, 0.0, REL);
 }
 
 #[differentiate]

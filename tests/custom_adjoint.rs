@@ -413,13 +413,7 @@ fn softmax(z: &[f64]) -> Vec<f64> {
 
 #[track_caller]
 fn assert_close_slices(what: &str, got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            close(g, w, 1e-15, 1e-12),
-            "{what}: entry {i}: got {g:e}, expected {w:e}"
-        );
-    }
+    support::assert_all_close(what, got, want, 1e-15, 1e-12);
 }
 
 const LOGITS: [&[f64]; 3] = [&[0.3, -1.2, 2.0], &[1.5, 1.4, -0.3, 0.8], &[-0.7, 0.25]];

@@ -97,10 +97,11 @@
 
 #[path = "differential/mod.rs"]
 mod difftest;
+mod support;
 
 use difftest::ast::Program;
 use difftest::harness::{Case, Failure, Outcome, TestCrate};
-use difftest::{dual, gen, rng, shrink};
+use difftest::{dual, gen, shrink};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -175,7 +176,7 @@ fn shrink_failure(
 fn generated_programs_agree_with_dual_numbers() {
     if let Ok(i) = std::env::var("GRADMACRO_DIFFTEST_SHOW") {
         let i: u64 = i.parse().expect("GRADMACRO_DIFFTEST_SHOW=<index>");
-        let p = gen::program(rng::program_seed(i)).expect("a valid program");
+        let p = gen::program(gen::program_seed(i)).expect("a valid program");
         println!("{}", p.source());
         return;
     }
@@ -204,7 +205,7 @@ fn generated_programs_agree_with_dual_numbers() {
         let mut cases = Vec::new();
         let mut progs = BTreeMap::new();
         for i in index..end {
-            let seed = rng::program_seed(i);
+            let seed = gen::program_seed(i);
             match gen::program(seed) {
                 Ok(p) => {
                     let source = p.source();
@@ -352,7 +353,7 @@ fn generated_programs_agree_with_dual_numbers() {
 #[test]
 fn programs_are_deterministic_and_tidy() {
     for i in 0..200 {
-        let seed = rng::program_seed(i);
+        let seed = gen::program_seed(i);
         let a = gen::program(seed).unwrap();
         let b = gen::program(seed).unwrap();
         assert_eq!(a.source(), b.source(), "program {i} is not deterministic");
@@ -733,7 +734,7 @@ fn generator_covers_the_language() {
         "to_radians",
     ];
     let sources: Vec<String> = (0..1000)
-        .map(|i| gen::program(rng::program_seed(i)).unwrap().source())
+        .map(|i| gen::program(gen::program_seed(i)).unwrap().source())
         .collect();
     let new = sources.iter().filter(|s| uses_arrays_or_calls(s)).count();
     let iterating = sources.iter().filter(|s| uses_iterator_forms(s)).count();

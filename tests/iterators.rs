@@ -4,17 +4,17 @@
 //! hand, against centered finite differences, for a value bit-identical to
 //! the function's and for `f_adjoint == d_out * gradient`.
 
+mod support;
+
 use approx::assert_relative_eq;
 use gradmacro::differentiate;
 use gradmacro_runtime::check_gradient;
 
 const D_OUT: f64 = 1.75;
 
+#[track_caller]
 fn assert_all_close(got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(want) {
-        assert_relative_eq!(*g, *w, max_relative = 1e-12, epsilon = 1e-14);
-    }
+    support::assert_all_close("gradient", got, want, 1e-14, 1e-12);
 }
 
 /// Σ x_i²: d/dx_i = 2 x_i

@@ -14,25 +14,22 @@
 #![deny(warnings)]
 #![deny(clippy::all)]
 
-use gradmacro::differentiate;
+mod support;
+
+use gradmacro::{custom_adjoint, differentiate};
 
 /// Seed used for every `f_adjoint` call: not 1, so a dropped seed shows.
 const SEED: f64 = -1.75;
 
-/// `a` and `b` agree to a tight relative tolerance.
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * (1.0 + a.abs().max(b.abs()))
-}
-
+/// `got` and `want` agree to a tight tolerance.
 #[track_caller]
 fn assert_close(what: &str, got: f64, want: f64) {
-    assert!(close(got, want), "{what}: got {got:e}, want {want:e}");
+    support::assert_close(what, got, want, 1e-12, 1e-12);
 }
 
 #[track_caller]
 fn assert_close32(what: &str, got: f32, want: f32) {
-    let ok = (got - want).abs() <= 1e-5 * (1.0 + got.abs().max(want.abs()));
-    assert!(ok, "{what}: got {got:e}, want {want:e}");
+    support::assert_close(what, got.into(), want.into(), 1e-5, 1e-5);
 }
 
 // ---------------------------------------------------------------------------
@@ -233,6 +230,105 @@ fn calls_lookalike_gradient() {
         assert_close("value", value, calls_lookalike(x));
         assert_close("df/dx", g, want);
         assert_close("adjoint x", calls_lookalike_adjoint(x, SEED), SEED * want);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Custom adjoints whose parameters are spelled like the names their generated
+// pullbacks are built from (the seed `d_out`, gradient entries `g1`, slots
+// `d1`, the output `out`, the loop's `b` and `g`).
+// ---------------------------------------------------------------------------
+
+fn scale(d_out: f64, g1: f64) -> f64 {
+    d_out * g1.sin()
+}
+
+/// The seed is called `d1`, like the pullback's first slot.
+#[custom_adjoint(scale)]
+fn scale_adjoint(d_out: f64, g1: f64, d1: f64) -> (f64, f64) {
+    (d1 * g1.sin(), d1 * d_out * g1.cos())
+}
+
+fn shift(out: f64, d1: &[f64], g1: usize) -> f64 {
+    out.exp() + d1[g1] * out
+}
+
+/// The seed is called `d_out`; a constant parameter is called `g1`.
+#[custom_adjoint(shift)]
+fn shift_adjoint(out: f64, d1: &[f64], g1: usize, d_out: f64) -> (f64, Vec<f64>) {
+    let mut d_d1 = vec![0.0; d1.len()];
+    d_d1[g1] = d_out * out;
+    (d_out * (out.exp() + d1[g1]), d_d1)
+}
+
+fn mix(b: f64, g: &[f64]) -> f64 {
+    b * g[0] + g[1]
+}
+
+#[custom_adjoint(mix)]
+fn mix_adjoint(b: f64, g: &[f64], g2: f64) -> (f64, Vec<f64>) {
+    let mut d_g = vec![0.0; g.len()];
+    d_g[0] = g2 * b;
+    d_g[1] = g2;
+    (g2 * g[0], d_g)
+}
+
+/// The caller's parameters repeat the callees' names.
+#[differentiate]
+fn scaled_square(d_out: f64, g1: f64) -> f64 {
+    scale(d_out, g1) * g1
+}
+
+#[differentiate]
+fn custom_lookalikes(d_out: f64, g1: f64, out: f64, d1: &[f64]) -> f64 {
+    let d2 = scale(d_out, g1);
+    d2 * shift(out, d1, 1) + mix(g1, d1)
+}
+
+#[test]
+fn custom_adjoint_lookalikes_gradient() {
+    for (d_out, g1) in [(0.5f64, 1.5f64), (-1.25, 2.0), (3.0, -0.75)] {
+        // f = d_out sin(g1) g1
+        let (s, c) = g1.sin_cos();
+        let want = (s * g1, d_out * (c * g1 + s));
+        let (value, (a, b)) = scaled_square_grad(d_out, g1);
+        assert_close("value", value, scaled_square(d_out, g1));
+        assert_close("df/dd_out", a, want.0);
+        assert_close("df/dg1", b, want.1);
+        let (a, b) = scaled_square_adjoint(d_out, g1, SEED);
+        assert_close("adjoint d_out", a, SEED * want.0);
+        assert_close("adjoint g1", b, SEED * want.1);
+    }
+    let points: [(f64, f64, f64, [f64; 3]); 3] = [
+        (0.5, 1.5, 0.25, [0.75, -0.5, 2.0]),
+        (-1.25, 2.0, -0.5, [1.5, 0.25, -1.0]),
+        (3.0, -0.75, 1.25, [-0.25, 2.5, 0.5]),
+    ];
+    for (d_out, g1, out, d1) in points {
+        // f = S H + M, S = d_out sin(g1), H = exp(out) + d1[1] out,
+        // M = g1 d1[0] + d1[1]
+        let (s, c) = g1.sin_cos();
+        let big_s = d_out * s;
+        let h = out.exp() + d1[1] * out;
+        let want_d1 = [g1, big_s * out + 1.0, 0.0];
+        let want = (s * h, d_out * c * h + d1[0], big_s * (out.exp() + d1[1]));
+        let (value, (a, b, o, g)) = custom_lookalikes_grad(d_out, g1, out, &d1);
+        assert_close("value", value, custom_lookalikes(d_out, g1, out, &d1));
+        assert_close("df/dd_out", a, want.0);
+        assert_close("df/dg1", b, want.1);
+        assert_close("df/dout", o, want.2);
+        assert_eq!(g.len(), 3);
+        for (&got, &w) in g.iter().zip(&want_d1) {
+            assert_close("df/dd1", got, w);
+        }
+        let (a, b, o, g) = custom_lookalikes_adjoint(d_out, g1, out, &d1, SEED);
+        assert_close("adjoint d_out", a, SEED * want.0);
+        assert_close("adjoint g1", b, SEED * want.1);
+        assert_close("adjoint out", o, SEED * want.2);
+        assert_eq!(g.len(), 3);
+        for (&got, &w) in g.iter().zip(&want_d1) {
+            assert_close("adjoint d1", got, SEED * w);
+        }
     }
 }
 

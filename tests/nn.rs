@@ -13,8 +13,11 @@
 //! Then `_adjoint_acc` summed over single-example losses is checked against
 //! the full-batch gradient, the way a training loop accumulates a minibatch.
 
+mod support;
+
 use gradmacro::differentiate;
 use gradmacro_runtime::check_gradient;
+use support::rng::Rng;
 
 /// Relative tolerance between the generated gradient and hand-written
 /// backpropagation.
@@ -117,24 +120,6 @@ fn backprop(
     (total * scale, (dw1, db1, dw2, db2))
 }
 
-/// A small seeded generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        lo + (hi - lo) * ((z >> 11) as f64 / (1u64 << 53) as f64)
-    }
-
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
-}
-
 /// Parameters and data of one network.
 struct Net {
     w1: Vec<f64>,
@@ -147,7 +132,7 @@ struct Net {
 
 impl Net {
     fn random(seed: u64, inputs: usize, hidden: usize, outputs: usize, examples: usize) -> Net {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         Net {
             w1: rng.vec(hidden * inputs, -1.0, 1.0),
             b1: rng.vec(hidden, -0.5, 0.5),

@@ -15,17 +15,15 @@
 
 #[path = "differential/mod.rs"]
 mod difftest;
+mod support;
 
 use difftest::harness::{Case, Outcome, TestCrate};
 use gradmacro::differentiate;
 use gradmacro_runtime::check_gradient;
+use support::close;
 
 /// Not a power of two: a mis-scaled adjoint cannot pass by accident.
 const D_OUT: f64 = 2.5;
-
-fn close(got: f64, want: f64) -> bool {
-    (got - want).abs() <= 1e-12 * want.abs().max(1.0)
-}
 
 /// Value, gradient, adjoint and finite differences of a function of `n`
 /// inputs at one point.
@@ -48,14 +46,14 @@ fn check_point(
     );
     for i in 0..x.len() {
         assert!(
-            close(grad[i], want[i]),
+            close(grad[i], want[i], 1e-12, 1e-12),
             "{name}: at {x:?}, derivative {i} is {:?}, expected {:?} (whole gradient {grad:?}, \
              expected {want:?})",
             grad[i],
             want[i]
         );
         assert!(
-            close(adjoint[i], D_OUT * want[i]),
+            close(adjoint[i], D_OUT * want[i], 1e-12, 1e-12),
             "{name}: at {x:?}, f_adjoint(.., {D_OUT}) entry {i} is {:?}, expected {:?}",
             adjoint[i],
             D_OUT * want[i]
@@ -1117,7 +1115,7 @@ fn shrunk_programs() {
         .enumerate()
         .map(|(i, (_, source))| Case {
             id: i,
-            seed: difftest::rng::program_seed(i as u64),
+            seed: difftest::gen::program_seed(i as u64),
             source: source.to_string(),
         })
         .collect();

@@ -45,3 +45,38 @@ fn central_difference_agrees() {
     let check = gradmacro_runtime::check_gradient(|p| seed(p[0]), &[3.0], &[seed_grad(3.0).1]);
     check.assert_within(1e-8);
 }
+
+/// The README's `cargo expand` listing of this example is the pinned
+/// expansion, `gradmacro/snapshots/seed.rs`: when the generated code changes
+/// and the snapshot is blessed, the README must follow.
+#[test]
+fn readme_listing_is_the_seed_snapshot() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |path: &str| {
+        std::fs::read_to_string(format!("{root}/{path}"))
+            .unwrap_or_else(|e| panic!("reading {path}: {e}"))
+    };
+    let readme = read("README.md");
+    let snapshot = read("gradmacro/snapshots/seed.rs");
+    // The first `rust` block after the sentence that introduces the listing.
+    let intro = "This is the real output of `cargo expand";
+    let after = &readme[readme.find(intro).expect("the listing's introduction")..];
+    let start = after
+        .find("```rust\n")
+        .expect("the listing's opening fence")
+        + 8;
+    let len = after[start..]
+        .find("\n```\n")
+        .expect("the listing's closing fence")
+        + 1;
+    let listing = &after[start..start + len];
+    let tidy = |s: &str| {
+        let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+        lines.join("\n").trim_end().to_string()
+    };
+    assert!(
+        tidy(listing) == tidy(&snapshot),
+        "README.md's `cargo expand` listing differs from gradmacro/snapshots/seed.rs; \
+         copy the snapshot into the README\n--- README ---\n{listing}\n--- snapshot ---\n{snapshot}"
+    );
+}

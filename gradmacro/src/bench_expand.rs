@@ -13,38 +13,22 @@
 //! reading the previous value and one older value or input through one of
 //! seven shapes (tanh, sin, cos, division, exp, sqrt, linear combination).
 
+use crate::test_support::Rng;
 use proc_macro2::TokenStream;
 use std::time::{Duration, Instant};
 
 /// Inputs of the generated function.
 const NX: u64 = 8;
 
-/// SplitMix64, as in the generator script.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// A constant in `[lo, hi)` with two decimals.
-    fn constant(&mut self, lo: f64, hi: f64) -> String {
-        let steps = ((hi - lo) * 100.0).round() as u64;
-        format!("{:.2}", lo + self.below(steps) as f64 / 100.0)
-    }
+/// A constant in `[lo, hi)` with two decimals.
+fn constant(rng: &mut Rng, lo: f64, hi: f64) -> String {
+    let steps = ((hi - lo) * 100.0).round() as u64;
+    format!("{:.2}", lo + rng.below(steps) as f64 / 100.0)
 }
 
 /// The source of `pub fn straight_line(x: &[f64]) -> f64` with `n` statements.
 fn source(n: u64) -> String {
-    let mut rng = SplitMix64(0x5EED);
+    let mut rng = Rng::new(0x5EED);
     let mut body = String::new();
     for k in 0..n {
         let a = if k == 0 {
@@ -62,8 +46,8 @@ fn source(n: u64) -> String {
             };
             (b, rng.below(7))
         };
-        let c1 = rng.constant(0.5, 1.5);
-        let c2 = rng.constant(0.1, 0.4);
+        let c1 = constant(&mut rng, 0.5, 1.5);
+        let c2 = constant(&mut rng, 0.1, 0.4);
         let rhs = match kind {
             0 => format!("({a} * {c1} + {b}).tanh()"),
             1 => format!("({a} - {b}).sin() * {c1}"),

@@ -4,8 +4,10 @@
 
 use crate::ctxt::Ctxt;
 use crate::ir::Shape;
+use crate::names::Names;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
 
@@ -125,8 +127,15 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
         Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
         Shape::Array { len: Some(n) } => quote!([#ty; #n]),
     };
-    let names: Vec<syn::Ident> = (0..floats.len())
-        .map(|i| format_ident!("g{}", i + 1))
+    // Every name the pullback adds to the user's parameters comes from
+    // `Names`: textually distinct from anything in the adjoint or the target,
+    // and hygienic, so parameters called `d_out`, `g1` or `b` capture nothing.
+    let mut fresh = Names::avoiding(quote!(#target #f));
+    let seed_name = fresh.fresh("d_out");
+    let (b, g) = (fresh.fresh("b"), fresh.fresh("g"));
+    let names: Vec<syn::Ident> = floats
+        .iter()
+        .map(|p| fresh.fresh(&format!("d_{}_local", p.ident.unraw())))
         .collect();
     let grad_tys: Vec<TokenStream> = floats
         .iter()
@@ -142,30 +151,33 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
     let mut names_iter = names.iter();
     let mut slots = Vec::new();
     let mut adds = Vec::new();
-    for (k, p) in ps.iter().enumerate() {
-        let slot = format_ident!("d{}", k + 1);
-        match &p.float {
-            Some(Shape::Scalar) => {
+    for p in &ps {
+        let Some(shape) = &p.float else {
+            slots.push(quote!(_: ()));
+            continue;
+        };
+        let slot = fresh.adjoint(&p.ident);
+        match shape {
+            Shape::Scalar => {
                 let n = names_iter.next().expect("one name per float");
                 slots.push(quote!(#slot: ::core::option::Option<&mut #ty>));
                 adds.push(quote! {
-                    if let ::core::option::Option::Some(b) = #slot {
-                        *b += #n;
+                    if let ::core::option::Option::Some(#b) = #slot {
+                        *#b += #n;
                     }
                 });
             }
-            Some(_) => {
+            Shape::Array { .. } => {
                 let n = names_iter.next().expect("one name per float");
                 slots.push(quote!(#slot: ::core::option::Option<&mut [#ty]>));
                 adds.push(quote! {
-                    if let ::core::option::Option::Some(b) = #slot {
-                        for (b, g) in b.iter_mut().zip(#n.iter()) {
-                            *b += *g;
+                    if let ::core::option::Option::Some(#b) = #slot {
+                        for (#b, #g) in #b.iter_mut().zip(#n.iter()) {
+                            *#b += *#g;
                         }
                     }
                 });
             }
-            None => slots.push(quote!(_: ())),
         }
     }
     let vis = &f.vis;
@@ -176,7 +188,6 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
     let pullback = format_ident!("{}_pullback", last.ident);
     let idents: Vec<&syn::Ident> = ps.iter().map(|p| &p.ident).collect();
     let tys: Vec<&syn::Type> = ps.iter().map(|p| &p.ty).collect();
-    let seed_name = format_ident!("d_out");
     // The primal must take the same parameters and return the float: checked
     // by the compiler, at the attribute's argument.
     let check = quote_spanned!(target.span()=> const _: fn(#(#tys),*) -> #ty = #target;);

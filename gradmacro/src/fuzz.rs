@@ -39,6 +39,7 @@
 //! - `GRADMACRO_FUZZ_STACKS`: the stack sizes, in MiB, the deep and long cases
 //!   run with (default `8`, rustc's; `8,2` adds 2 MiB).
 
+use crate::test_support::Rng;
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -158,29 +159,8 @@ impl Verdict {
 }
 
 // ---------------------------------------------------------------------------
-// Randomness.
+// Settings (randomness is `test_support::Rng`).
 // ---------------------------------------------------------------------------
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -330,7 +310,7 @@ fn word(w: &str) -> TokenTree {
 fn random_tokens(rng: &mut Rng, depth: usize, len: usize) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
     for _ in 0..len {
-        match rng.below(10) {
+        match rng.index(10) {
             0..=3 => out.push(word(rng.pick(WORDS))),
             4..=6 => {
                 let p = rng.pick(PUNCTS);
@@ -347,13 +327,13 @@ fn random_tokens(rng: &mut Rng, depth: usize, len: usize) -> TokenStream {
                 out.extend(l);
             }
             _ if depth > 0 => {
-                let delim = match rng.below(4) {
+                let delim = match rng.index(4) {
                     0 => Delimiter::Parenthesis,
                     1 => Delimiter::Bracket,
                     2 => Delimiter::Brace,
                     _ => Delimiter::None,
                 };
-                let inner_len = rng.below(8);
+                let inner_len = rng.index(8);
                 let inner = random_tokens(rng, depth - 1, inner_len);
                 out.push(TokenTree::Group(Group::new(delim, inner)));
             }
@@ -812,7 +792,7 @@ impl Grammar<'_> {
         if depth > 4 {
             return String::new();
         }
-        let n = self.rng.below(4);
+        let n = self.rng.index(4);
         (0..n)
             .map(|_| self.stmt(depth))
             .collect::<Vec<_>>()
@@ -831,7 +811,7 @@ impl Grammar<'_> {
         } else {
             self.rng.pick(&SIGNATURES[..5])
         };
-        let n = self.rng.below(8);
+        let n = self.rng.index(8);
         let mut body: Vec<String> = Vec::new();
         if self.bad < 0.1 {
             // Declare every name the templates use, so that most programs
@@ -866,7 +846,7 @@ fn mutate(rng: &mut Rng, ts: TokenStream, rate: f64) -> TokenStream {
             }
             continue;
         }
-        match rng.below(6) {
+        match rng.index(6) {
             0 => {}
             1 => {
                 out.push(tt.clone());
@@ -889,7 +869,7 @@ fn mutate(rng: &mut Rng, ts: TokenStream, rate: f64) -> TokenStream {
                         Delimiter::Bracket,
                         Delimiter::Brace,
                         Delimiter::None,
-                    ][rng.below(4)];
+                    ][rng.index(4)];
                     out.push(TokenTree::Group(Group::new(delim, g.stream())));
                 }
                 other => out.push(other),
@@ -903,7 +883,7 @@ const MODES: [&str; 4] = ["noise", "noise in a fn", "grammar", "mutated grammar"
 
 /// One random input, drawn from one of four generators (`MODES`).
 fn random_input(rng: &mut Rng) -> (usize, TokenStream, TokenStream) {
-    let m = rng.below(10);
+    let m = rng.index(10);
     let mode = match m {
         0 => 0,
         1 | 2 => 1,
@@ -918,13 +898,13 @@ fn random_input_of(rng: &mut Rng, m: usize) -> (TokenStream, TokenStream) {
     match m {
         // Pure noise.
         0 => {
-            let (alen, len) = (rng.below(3), rng.below(30));
+            let (alen, len) = (rng.index(3), rng.index(30));
             let attr = random_tokens(rng, 0, alen);
             (attr, random_tokens(rng, 3, len))
         }
         // Noise inside a function's shape.
         1 | 2 => {
-            let len = rng.below(40);
+            let len = rng.index(40);
             let body = random_tokens(rng, 3, len);
             let sig: TokenStream = rng.pick(SIGNATURES).parse().unwrap();
             let mut item: Vec<TokenTree> = sig.into_iter().collect();
@@ -933,17 +913,17 @@ fn random_input_of(rng: &mut Rng, m: usize) -> (TokenStream, TokenStream) {
         }
         // Grammar: mostly the supported language, or anything.
         3..=6 => {
-            let bad = [0.0, 0.03, 0.3][rng.below(3)];
+            let bad = [0.0, 0.03, 0.3][rng.index(3)];
             let (attr, item) = Grammar { rng, bad }.function();
             (attr.parse().unwrap(), item.parse().unwrap())
         }
         // Grammar, mutated.
         _ => {
-            let bad = [0.0, 0.3][rng.below(2)];
+            let bad = [0.0, 0.3][rng.index(2)];
             let (attr, item) = Grammar { rng, bad }.function();
             let item: TokenStream = item.parse().unwrap();
             let attr: TokenStream = attr.parse().unwrap();
-            let rate = [0.02, 0.05, 0.15][rng.below(3)];
+            let rate = [0.02, 0.05, 0.15][rng.index(3)];
             (mutate(rng, attr, rate), mutate(rng, item, rate))
         }
     }
@@ -1061,7 +1041,7 @@ impl Findings {
 fn random_inputs_never_panic() {
     let iters = env_u64("GRADMACRO_FUZZ_ITERS", 3000);
     let seed = env_u64("GRADMACRO_FUZZ_SEED", 1);
-    let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut rng = Rng::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
     let mut findings = Findings {
         panics: BTreeMap::new(),
     };

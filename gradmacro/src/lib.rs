@@ -87,6 +87,8 @@ mod rename;
 mod rules;
 mod signature;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 use proc_macro::TokenStream;

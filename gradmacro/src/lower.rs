@@ -122,7 +122,7 @@ pub(crate) fn lower(
 ) -> (Option<Func>, HashSet<usize>, Names, usize) {
     let mut l = Lowerer {
         cx,
-        names: Names::new(user_idents(f)),
+        names: Names::avoiding(f.to_token_stream()),
         float: sig.float,
         vars: Vec::new(),
         user_name: Vec::new(),
@@ -189,24 +189,6 @@ pub(crate) fn lower(
 }
 
 /// Every identifier the user wrote: generated names must differ from all of them.
-fn user_idents(f: &syn::ItemFn) -> HashSet<String> {
-    let mut set = HashSet::new();
-    collect_idents(f.to_token_stream(), &mut set);
-    set
-}
-
-fn collect_idents(ts: TokenStream, set: &mut HashSet<String>) {
-    for tt in ts {
-        match tt {
-            proc_macro2::TokenTree::Ident(i) => {
-                set.insert(i.to_string().trim_start_matches("r#").to_string());
-            }
-            proc_macro2::TokenTree::Group(g) => collect_idents(g.stream(), set),
-            _ => {}
-        }
-    }
-}
-
 fn contains_return(b: &syn::Block) -> bool {
     use syn::visit::Visit;
     struct Finder(bool);

@@ -4,7 +4,7 @@
 //! created with `Span::mixed_site()`, so hygiene keeps them apart even where
 //! text alone would not (a user parameter called `d_x` cannot capture them).
 
-use proc_macro2::{Ident, Span};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use std::collections::HashSet;
 
 #[derive(Clone)]
@@ -21,6 +21,14 @@ impl Names {
             user,
             used: HashSet::new(),
         }
+    }
+
+    /// Names distinct from every identifier in `user` (the user's item and
+    /// anything else of theirs the generated code sits beside).
+    pub fn avoiding(user: TokenStream) -> Self {
+        let mut set = HashSet::new();
+        collect_idents(user, &mut set);
+        Names::new(set)
     }
 
     /// A name for one of the user's own variables: the user's spelling the first
@@ -54,6 +62,18 @@ impl Names {
     /// The adjoint of a variable: `d_<name>`.
     pub fn adjoint(&mut self, of: &Ident) -> Ident {
         self.fresh(&format!("d_{}", strip_raw(&of.to_string())))
+    }
+}
+
+fn collect_idents(ts: TokenStream, set: &mut HashSet<String>) {
+    for tt in ts {
+        match tt {
+            TokenTree::Ident(i) => {
+                set.insert(strip_raw(&i.to_string()).to_string());
+            }
+            TokenTree::Group(g) => collect_idents(g.stream(), set),
+            _ => {}
+        }
     }
 }
 

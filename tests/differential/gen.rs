@@ -112,6 +112,12 @@ pub struct Gen {
     in_closure: usize,
 }
 
+/// The seed of program number `index`: well mixed, so that neighbouring indices
+/// give unrelated programs.
+pub fn program_seed(index: u64) -> u64 {
+    Rng::new(index ^ 0x6772_6164_6D61_6372).next_u64()
+}
+
 /// The program of a seed, tidied; `Err` only if the generator produced
 /// something invalid (a bug of the generator, reported by the caller).
 pub fn program(seed: u64) -> Result<Program, String> {

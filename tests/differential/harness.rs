@@ -162,7 +162,7 @@ impl TestCrate {
         let _ = std::fs::copy(manifest_dir().join("Cargo.lock"), dir.join("Cargo.lock"));
         write_if_changed(&src.join("dual.rs"), include_str!("dual.rs"));
         write_if_changed(&src.join("runner.rs"), include_str!("runner.rs"));
-        write_if_changed(&src.join("rng.rs"), include_str!("rng.rs"));
+        write_if_changed(&src.join("rng.rs"), include_str!("../support/rng.rs"));
         TestCrate {
             dir,
             bin,

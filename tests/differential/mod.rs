@@ -1,7 +1,8 @@
 //! The machinery of the differential test (`tests/differential.rs`), also
 //! used by `tests/regressions.rs`:
 //!
-//! - `rng`: the deterministic generator every random choice comes from;
+//! - `rng`: the deterministic generator every random choice comes from
+//!   (`tests/support/rng.rs`: the crate root declares `mod support;`);
 //! - `ast`: the programs, as syntax trees over the language the macro
 //!   supports, printed as Rust;
 //! - `gen`: random programs from a seed;
@@ -18,6 +19,6 @@ pub mod dual;
 pub mod dualize;
 pub mod gen;
 pub mod harness;
-pub mod rng;
+pub use crate::support::rng;
 pub mod shrink;
 pub mod tidy;

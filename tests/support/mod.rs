@@ -17,8 +17,15 @@
 //! generated gradient matches the finite difference) is told apart from a
 //! wrong generated one.
 //!
-//! Each test file uses only some of these helpers.
+//! Each test file uses only some of these helpers. Besides them:
+//!
+//! - `close` and `assert_close`: the one tolerance comparison of the tests;
+//! - `dual`: forward-mode dual numbers, an independent oracle;
+//! - `rng`: SplitMix64, the seeded generator of every random point.
 #![allow(dead_code)]
+
+pub mod dual;
+pub mod rng;
 
 use gradmacro_runtime::{central_difference, check_gradient, Float};
 
@@ -61,9 +68,31 @@ impl Real for f32 {
     const ADJOINT_REL: f64 = 1e-5;
 }
 
-/// Whether `got` and `want` agree to `abs` absolutely or `rel` relatively.
+/// Whether `got` and `want` agree to `abs` absolutely or `rel` relatively
+/// (relative to the larger of the two); equal values always agree, an
+/// infinite one agrees only with itself.
 pub fn close(got: f64, want: f64, abs: f64, rel: f64) -> bool {
     approx::relative_eq!(got, want, epsilon = abs, max_relative = rel)
+}
+
+/// Asserts `close(got, want, abs, rel)`, naming `what`.
+#[track_caller]
+pub fn assert_close(what: &str, got: f64, want: f64, abs: f64, rel: f64) {
+    assert!(
+        close(got, want, abs, rel),
+        "{what}: got {got:e}, want {want:e} (|diff| {:e}; tolerance {abs:e} absolute \
+         or {rel:e} relative)",
+        (got - want).abs()
+    );
+}
+
+/// Asserts `close` entry by entry, and that the lengths agree.
+#[track_caller]
+pub fn assert_all_close(what: &str, got: &[f64], want: &[f64], abs: f64, rel: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert_close(&format!("{what}[{i}]"), g, w, abs, rel);
+    }
 }
 
 /// Asserts that `got` is bit-for-bit `want` (so `-0.0` differs from `0.0`).

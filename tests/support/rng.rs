@@ -1,5 +1,7 @@
-//! SplitMix64: a small, fast, deterministic generator. Every random choice of
-//! the differential test comes from it, so a seed names a program forever.
+//! SplitMix64: a small, fast, deterministic generator, so the tests need no
+//! `rand` and a seed names the same draws forever: the points of the tests in
+//! `tests/`, and every random choice of the differential test (which also
+//! copies this file into its scratch crate, so it uses nothing else).
 
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
@@ -38,6 +40,16 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
+
+    /// `n` draws of `uniform(lo, hi)`.
+    pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
@@ -55,10 +67,4 @@ impl Rng {
         }
         unreachable!()
     }
-}
-
-/// The seed of program number `index`: well mixed, so that neighbouring indices
-/// give unrelated programs.
-pub fn program_seed(index: u64) -> u64 {
-    Rng::new(index ^ 0x6772_6164_6D61_6372).next_u64()
 }
