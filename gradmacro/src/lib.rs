@@ -120,6 +120,29 @@ use proc_macro::TokenStream;
 /// energy_adjoint_acc(&[1.0, -2.0], 0.5, 2.0, &mut d_x); // adds
 /// assert_eq!(d_x, vec![4.0, -8.0]);
 /// ```
+///
+/// On a method, the generated functions are methods too, and the receiver's
+/// fields are constants; so is any struct parameter:
+///
+/// ```
+/// use gradmacro::differentiate;
+///
+/// pub struct Spring {
+///     pub k: f64,
+///     pub rest: f64,
+/// }
+///
+/// impl Spring {
+///     #[differentiate]
+///     pub fn energy(&self, x: f64) -> f64 {
+///         let d = x - self.rest;
+///         0.5 * self.k * d * d
+///     }
+/// }
+///
+/// let s = Spring { k: 3.0, rest: 0.5 };
+/// assert_eq!(s.energy_grad(1.5), (1.5, 3.0));
+/// ```
 #[proc_macro_attribute]
 pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::differentiate(attr.into(), item.into()).into()
