@@ -327,7 +327,7 @@ pub fn analyze(f: &Func) -> Analysis {
             deferred[v.0] = true;
         }
     });
-    recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
+    let _ = recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
     let all = statements(f);
@@ -523,15 +523,50 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
 /// since: parameters and top-level values never reassigned, rebuilt loop
 /// bindings, and other recomputed values. `t = 1.0 - x[i]` costs a subtraction
 /// backwards instead of a push and a pop.
-fn recomputable(f: &Func, b: &Block, replayed: &[bool], deferred: &[bool], out: &mut Vec<bool>) {
+///
+/// Returns what [`leaves`] would of `b`, outside a loop and inside one,
+/// gathered on the way: asking `escapes` of every statement would walk each
+/// nested construct again at every level of nesting.
+fn recomputable(
+    f: &Func,
+    b: &Block,
+    replayed: &[bool],
+    deferred: &[bool],
+    out: &mut Vec<bool>,
+) -> Leaves {
     let mut left = false;
+    let mut leaves = Leaves::default();
     for s in &b.stmts {
-        match s {
+        // Whether `s` may leave `b` early (`escapes`), and what it leaves.
+        let (escapes, inner) = match s {
             Stmt::If(i) => {
-                recomputable(f, &i.then, replayed, deferred, out);
-                recomputable(f, &i.els, replayed, deferred, out);
+                let then = recomputable(f, &i.then, replayed, deferred, out);
+                let els = recomputable(f, &i.els, replayed, deferred, out);
+                let inner = Leaves {
+                    block: then.block || els.block,
+                    loop_body: then.loop_body || els.loop_body,
+                };
+                (inner.block, inner)
             }
-            Stmt::Loop(l) => recomputable(f, &l.body, replayed, deferred, out),
+            Stmt::Loop(l) => {
+                let body = recomputable(f, &l.body, replayed, deferred, out);
+                // Inside a loop, only `return` leaves it.
+                let inner = Leaves {
+                    block: body.loop_body,
+                    loop_body: body.loop_body,
+                };
+                (inner.loop_body, inner)
+            }
+            Stmt::Exit(e) => {
+                let ret = matches!(e, Exit::Return);
+                (
+                    true,
+                    Leaves {
+                        block: true,
+                        loop_body: ret,
+                    },
+                )
+            }
             Stmt::Step(st) => {
                 let v = f.var(st.dst);
                 let fixed = |u: VarId| {
@@ -552,11 +587,24 @@ fn recomputable(f: &Func, b: &Block, replayed: &[bool], deferred: &[bool], out: 
                 {
                     out[st.dst.0] = true;
                 }
+                (false, Leaves::default())
             }
-            _ => {}
-        }
-        left |= matches!(s, Stmt::Exit(_)) || escapes(s).is_some();
+            _ => (false, Leaves::default()),
+        };
+        left |= escapes;
+        leaves.block |= inner.block;
+        leaves.loop_body |= inner.loop_body;
     }
+    leaves
+}
+
+/// Whether a block contains an exit that leaves it: `block` as [`leaves`]
+/// answers for a block outside any loop, `loop_body` for a loop's body (where
+/// only `return` leaves).
+#[derive(Clone, Copy, Default)]
+struct Leaves {
+    block: bool,
+    loop_body: bool,
 }
 
 /// Does `b` leave the loop whose body it is (`break`, or `return` anywhere)?
