@@ -479,11 +479,23 @@ fn reverse_reads(s: &Stmt, adj: &[bool]) -> (Vec<VarId>, bool) {
 /// written once outside all loops, or is the binding of an enclosing loop that
 /// the reverse sweep rebuilds too. `bound` holds those enclosing bindings.
 fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashSet<SiteId>) {
+    let mut breaking = HashSet::new();
+    let _ = breaking_loops(b, &mut breaking);
+    reversible_loops_in(f, b, &breaking, bound, out);
+}
+
+fn reversible_loops_in(
+    f: &Func,
+    b: &Block,
+    breaking: &HashSet<SiteId>,
+    bound: &mut Vec<VarId>,
+    out: &mut HashSet<SiteId>,
+) {
     for s in &b.stmts {
         match s {
             Stmt::If(i) => {
-                reversible_loops(f, &i.then, bound, out);
-                reversible_loops(f, &i.els, bound, out);
+                reversible_loops_in(f, &i.then, breaking, bound, out);
+                reversible_loops_in(f, &i.els, breaking, bound, out);
             }
             Stmt::Loop(l) => {
                 let mut pushed = false;
@@ -498,7 +510,7 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
                         bound.contains(v)
                             || (!f.var(*v).reassigned && f.var(*v).decl.loop_depth == 0)
                     };
-                    if !breaks(&l.body) && r.reads.iter().all(fixed) {
+                    if !breaking.contains(&l.site) && r.reads.iter().all(fixed) {
                         out.insert(l.site);
                     }
                     if let (Some(v), true) = (binding, out.contains(&l.site) || replay.is_some()) {
@@ -506,7 +518,7 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
                         pushed = true;
                     }
                 }
-                reversible_loops(f, &l.body, bound, out);
+                reversible_loops_in(f, &l.body, breaking, bound, out);
                 if pushed {
                     bound.pop();
                 }
@@ -607,23 +619,35 @@ struct Leaves {
     loop_body: bool,
 }
 
-/// Does `b` leave the loop whose body it is (`break`, or `return` anywhere)?
-fn breaks(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match s {
-        Stmt::Exit(Exit::Break | Exit::Return) => true,
-        Stmt::If(i) => breaks(&i.then) || breaks(&i.els),
-        Stmt::Loop(l) => returns(&l.body),
-        _ => false,
-    })
-}
-
-fn returns(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match s {
-        Stmt::Exit(Exit::Return) => true,
-        Stmt::If(i) => returns(&i.then) || returns(&i.els),
-        Stmt::Loop(l) => returns(&l.body),
-        _ => false,
-    })
+/// Collects the loops whose body leaves them (`break`, or `return`
+/// anywhere), in one pass from the innermost out; returns whether `b`
+/// breaks, as a loop body, and whether it returns. (Asking each loop in
+/// turn walked nested loops again at every level.)
+fn breaking_loops(b: &Block, out: &mut HashSet<SiteId>) -> (bool, bool) {
+    let (mut breaks, mut returns) = (false, false);
+    for s in &b.stmts {
+        let (brk, ret) = match s {
+            Stmt::Exit(Exit::Break) => (true, false),
+            Stmt::Exit(Exit::Return) => (true, true),
+            Stmt::If(i) => {
+                let (bt, rt) = breaking_loops(&i.then, out);
+                let (be, re) = breaking_loops(&i.els, out);
+                (bt || be, rt || re)
+            }
+            Stmt::Loop(l) => {
+                let (lb, lr) = breaking_loops(&l.body, out);
+                if lb {
+                    out.insert(l.site);
+                }
+                // Only a `return` leaves the enclosing block through a loop.
+                (lr, lr)
+            }
+            _ => (false, false),
+        };
+        breaks |= brk;
+        returns |= ret;
+    }
+    (breaks, returns)
 }
 
 /// The variable a simple statement writes.
