@@ -119,8 +119,9 @@ fn bench_expand() {
 }
 
 /// Expansion time, stage by stage, of the long and deep inputs of the
-/// no-panic fuzzer (`fuzz::big_case`): each shape at each size, so a stage
-/// whose time more than doubles when the size doubles shows as such.
+/// no-panic fuzzer (`fuzz::big_case`): each shape at each size, with the
+/// growth of the time against the growth of the size, so a stage that grows
+/// faster than its input shows as such.
 ///
 /// ```sh
 /// cargo test --release -p gradmacro bench_expand_shapes -- --ignored --nocapture
@@ -158,20 +159,26 @@ fn bench_expand_shapes() {
         .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .unwrap_or_else(|_| vec![1000, 2000, 4000]);
     for shape in &shapes {
-        let mut previous: Option<f64> = None;
+        let mut previous: Option<(usize, f64)> = None;
         for &n in &sizes {
             let item = crate::fuzz::big_case(shape, n);
             // Deep inputs recurse: run on the stack the macro itself grows.
             let line = stacker::grow(1 << 30, || stages(shape, n, item));
             let total = line.total;
             let growth = previous
-                .map(|p| format!(" (x{:.1} for x2 size)", total / p))
+                .map(|(m, p)| {
+                    format!(
+                        " (time x{:.1} for size x{:.1})",
+                        total / p,
+                        n as f64 / m as f64
+                    )
+                })
                 .unwrap_or_default();
             println!(
                 "SHAPE {shape} n={n} parse={:.1} lower={:.1} analyze={:.1} emit={:.1} total={:.1} ms{growth}",
                 line.parse, line.lower, line.analyze, line.emit, total
             );
-            previous = Some(total);
+            previous = Some((n, total));
         }
     }
 }
