@@ -20,6 +20,12 @@ The sequence is deterministic (SplitMix64 with a fixed seed).
                                         a crate's `lib.rs` with K differentiated
                                         functions of mixed shapes (straight-line, loops
                                         over slices, branches, nested loops)
+    gen_straight_line.py typical K [--plain]
+                                        a crate's `lib.rs` with K typical differentiated
+                                        functions of 15 lines each: scalar arithmetic,
+                                        `sqrt`, `tanh`, `exp`, `ln_1p`, a `for` loop over
+                                        a `&[f64]` with an `if`/`else` accumulating into a
+                                        local; every fourth calls the one before it
 
 `--plain` leaves out `#[differentiate]`, for a baseline build.
 
@@ -267,12 +273,52 @@ def many_crate(k, plain):
     return "".join(parts)
 
 
+def typical_crate(k, plain):
+    """K functions of 15 lines (signature and closing brace included), the
+    same shape with constants varied per function. Function `t{i}` with
+    `i % 4 == 3` calls `t{i-1}`, which calls nothing: under
+    `#[differentiate]` the caller's reverse sweep runs the callee's
+    `_pullback`. No comments, so every line of the plain crate is a line of
+    code and the expanded-lines ratio of compile_time.sh reads directly."""
+    rng = SplitMix64(0x7E1CA1)
+    attr = "" if plain else "#[differentiate]\n"
+    parts = ["#![allow(clippy::all)]\n\n"]
+    if not plain:
+        parts.append("use gradmacro::differentiate;\n\n")
+    for i in range(k):
+        c = [rng.constant(0.5, 1.5) for _ in range(3)] + [rng.constant(0.1, 0.4) for _ in range(3)]
+        if i % 4 == 3:
+            last = f"y + t{i - 1}(x, b, a) * {c[5]}"
+        else:
+            last = f"y * b - a * {c[5]}"
+        parts.append(
+            f"""{attr}pub fn t{i}(x: &[f64], a: f64, b: f64) -> f64 {{
+    let r = (a * a + b * b + {c[0]}).sqrt();
+    let g = (a * {c[1]} - b).tanh();
+    let mut s = 0.0;
+    for &v in x.iter() {{
+        if v > g {{
+            s += (v * r * {c[3]}).exp();
+        }} else {{
+            s += (v * v).ln_1p() * {c[2]} - g;
+        }}
+    }}
+    let m = s / (x.len() as f64 + 1.0);
+    let y = m * r + g * {c[4]};
+    {last}
+}}
+
+"""
+        )
+    return "".join(parts)
+
+
 def rustfmt(path):
     subprocess.run(["rustfmt", "--edition", "2021", path], check=True)
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("bench", "line", "many"):
+    if len(argv) < 3 or argv[1] not in ("bench", "line", "many", "typical"):
         sys.exit(__doc__)
     what, n = argv[1], int(argv[2])
     plain = "--plain" in argv[3:]
@@ -284,8 +330,10 @@ def main(argv):
         print("wrote", path)
     elif what == "line":
         sys.stdout.write(line_crate(n, plain))
-    else:
+    elif what == "many":
         sys.stdout.write(many_crate(n, plain))
+    else:
+        sys.stdout.write(typical_crate(n, plain))
 
 
 if __name__ == "__main__":

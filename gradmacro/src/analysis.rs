@@ -327,7 +327,7 @@ pub fn analyze(f: &Func) -> Analysis {
             deferred[v.0] = true;
         }
     });
-    recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
+    let _ = recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
     let all = statements(f);
@@ -477,11 +477,23 @@ fn reverse_reads(s: &Stmt, adj: &[bool]) -> (Vec<VarId>, bool) {
 /// written once outside all loops, or is the binding of an enclosing loop that
 /// the reverse sweep rebuilds too. `bound` holds those enclosing bindings.
 fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashSet<SiteId>) {
+    let mut breaking = HashSet::new();
+    let _ = breaking_loops(b, &mut breaking);
+    reversible_loops_in(f, b, &breaking, bound, out);
+}
+
+fn reversible_loops_in(
+    f: &Func,
+    b: &Block,
+    breaking: &HashSet<SiteId>,
+    bound: &mut Vec<VarId>,
+    out: &mut HashSet<SiteId>,
+) {
     for s in &b.stmts {
         match s {
             Stmt::If(i) => {
-                reversible_loops(f, &i.then, bound, out);
-                reversible_loops(f, &i.els, bound, out);
+                reversible_loops_in(f, &i.then, breaking, bound, out);
+                reversible_loops_in(f, &i.els, breaking, bound, out);
             }
             Stmt::Loop(l) => {
                 let mut pushed = false;
@@ -496,7 +508,7 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
                         bound.contains(v)
                             || (!f.var(*v).reassigned && f.var(*v).decl.loop_depth == 0)
                     };
-                    if !breaks(&l.body) && r.reads.iter().all(fixed) {
+                    if !breaking.contains(&l.site) && r.reads.iter().all(fixed) {
                         out.insert(l.site);
                     }
                     if let (Some(v), true) = (binding, out.contains(&l.site) || replay.is_some()) {
@@ -504,7 +516,7 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
                         pushed = true;
                     }
                 }
-                reversible_loops(f, &l.body, bound, out);
+                reversible_loops_in(f, &l.body, breaking, bound, out);
                 if pushed {
                     bound.pop();
                 }
@@ -521,15 +533,50 @@ fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashS
 /// since: parameters and top-level values never reassigned, rebuilt loop
 /// bindings, and other recomputed values. `t = 1.0 - x[i]` costs a subtraction
 /// backwards instead of a push and a pop.
-fn recomputable(f: &Func, b: &Block, replayed: &[bool], deferred: &[bool], out: &mut Vec<bool>) {
+///
+/// Returns what [`leaves`] would of `b`, outside a loop and inside one,
+/// gathered on the way: asking `escapes` of every statement would walk each
+/// nested construct again at every level of nesting.
+fn recomputable(
+    f: &Func,
+    b: &Block,
+    replayed: &[bool],
+    deferred: &[bool],
+    out: &mut Vec<bool>,
+) -> Leaves {
     let mut left = false;
+    let mut leaves = Leaves::default();
     for s in &b.stmts {
-        match s {
+        // Whether `s` may leave `b` early (`escapes`), and what it leaves.
+        let (escapes, inner) = match s {
             Stmt::If(i) => {
-                recomputable(f, &i.then, replayed, deferred, out);
-                recomputable(f, &i.els, replayed, deferred, out);
+                let then = recomputable(f, &i.then, replayed, deferred, out);
+                let els = recomputable(f, &i.els, replayed, deferred, out);
+                let inner = Leaves {
+                    block: then.block || els.block,
+                    loop_body: then.loop_body || els.loop_body,
+                };
+                (inner.block, inner)
             }
-            Stmt::Loop(l) => recomputable(f, &l.body, replayed, deferred, out),
+            Stmt::Loop(l) => {
+                let body = recomputable(f, &l.body, replayed, deferred, out);
+                // Inside a loop, only `return` leaves it.
+                let inner = Leaves {
+                    block: body.loop_body,
+                    loop_body: body.loop_body,
+                };
+                (inner.loop_body, inner)
+            }
+            Stmt::Exit(e) => {
+                let ret = matches!(e, Exit::Return);
+                (
+                    true,
+                    Leaves {
+                        block: true,
+                        loop_body: ret,
+                    },
+                )
+            }
             Stmt::Step(st) => {
                 let v = f.var(st.dst);
                 let fixed = |u: VarId| {
@@ -550,30 +597,55 @@ fn recomputable(f: &Func, b: &Block, replayed: &[bool], deferred: &[bool], out: 
                 {
                     out[st.dst.0] = true;
                 }
+                (false, Leaves::default())
             }
-            _ => {}
-        }
-        left |= matches!(s, Stmt::Exit(_)) || escapes(s).is_some();
+            _ => (false, Leaves::default()),
+        };
+        left |= escapes;
+        leaves.block |= inner.block;
+        leaves.loop_body |= inner.loop_body;
     }
+    leaves
 }
 
-/// Does `b` leave the loop whose body it is (`break`, or `return` anywhere)?
-fn breaks(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match s {
-        Stmt::Exit(Exit::Break | Exit::Return) => true,
-        Stmt::If(i) => breaks(&i.then) || breaks(&i.els),
-        Stmt::Loop(l) => returns(&l.body),
-        _ => false,
-    })
+/// Whether a block contains an exit that leaves it: `block` as [`leaves`]
+/// answers for a block outside any loop, `loop_body` for a loop's body (where
+/// only `return` leaves).
+#[derive(Clone, Copy, Default)]
+struct Leaves {
+    block: bool,
+    loop_body: bool,
 }
 
-fn returns(b: &Block) -> bool {
-    b.stmts.iter().any(|s| match s {
-        Stmt::Exit(Exit::Return) => true,
-        Stmt::If(i) => returns(&i.then) || returns(&i.els),
-        Stmt::Loop(l) => returns(&l.body),
-        _ => false,
-    })
+/// Collects the loops whose body leaves them (`break`, or `return`
+/// anywhere), in one pass from the innermost out; returns whether `b`
+/// breaks, as a loop body, and whether it returns. (Asking each loop in
+/// turn walked nested loops again at every level.)
+fn breaking_loops(b: &Block, out: &mut HashSet<SiteId>) -> (bool, bool) {
+    let (mut breaks, mut returns) = (false, false);
+    for s in &b.stmts {
+        let (brk, ret) = match s {
+            Stmt::Exit(Exit::Break) => (true, false),
+            Stmt::Exit(Exit::Return) => (true, true),
+            Stmt::If(i) => {
+                let (bt, rt) = breaking_loops(&i.then, out);
+                let (be, re) = breaking_loops(&i.els, out);
+                (bt || be, rt || re)
+            }
+            Stmt::Loop(l) => {
+                let (lb, lr) = breaking_loops(&l.body, out);
+                if lb {
+                    out.insert(l.site);
+                }
+                // Only a `return` leaves the enclosing block through a loop.
+                (lr, lr)
+            }
+            _ => (false, false),
+        };
+        breaks |= brk;
+        returns |= ret;
+    }
+    (breaks, returns)
 }
 
 /// The variable a simple statement writes.

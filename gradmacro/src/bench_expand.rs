@@ -101,3 +101,120 @@ fn bench_expand() {
         println!("EXPAND n={n} ms={:.3}", ms(times[runs / 2]));
     }
 }
+
+/// Expansion time, stage by stage, of the long and deep inputs of the
+/// no-panic fuzzer (`fuzz::big_case`): each shape at each size, with the
+/// growth of the time against the growth of the size, so a stage that grows
+/// faster than its input shows as such.
+///
+/// ```sh
+/// cargo test --release -p gradmacro bench_expand_shapes -- --ignored --nocapture
+/// BENCH_EXPAND_SHAPES="compound statements" BENCH_EXPAND_SIZES=1000,2000,4000,8000 \
+///     cargo test --release -p gradmacro bench_expand_shapes -- --ignored --nocapture
+/// ```
+///
+/// Prints one `SHAPE` line per shape and size: the time of parsing, of
+/// lowering (repeated until the active declarations settle, as the macro
+/// does), of the analysis, of emission (which runs the analysis again), and
+/// of the whole `expand::differentiate`, in milliseconds.
+#[test]
+#[ignore = "a timing, not a test"]
+fn bench_expand_shapes() {
+    let shapes: Vec<String> = std::env::var("BENCH_EXPAND_SHAPES")
+        .map(|s| s.split(',').map(|n| n.trim().to_string()).collect())
+        .unwrap_or_else(|_| {
+            [
+                "compound statements",
+                "statements",
+                "flat products",
+                "sums",
+                "parens",
+                "negations",
+                "method chain",
+                "blocks",
+                "else-if chain",
+                "nested ifs",
+                "nested loops",
+            ]
+            .map(String::from)
+            .to_vec()
+        });
+    let sizes: Vec<usize> = std::env::var("BENCH_EXPAND_SIZES")
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|_| vec![1000, 2000, 4000]);
+    for shape in &shapes {
+        let mut previous: Option<(usize, f64)> = None;
+        for &n in &sizes {
+            let item = crate::fuzz::big_case(shape, n);
+            // Deep inputs recurse: run on the stack the macro itself grows.
+            let line = stacker::grow(1 << 30, || stages(shape, n, item));
+            let total = line.total;
+            let growth = previous
+                .map(|(m, p)| {
+                    format!(
+                        " (time x{:.1} for size x{:.1})",
+                        total / p,
+                        n as f64 / m as f64
+                    )
+                })
+                .unwrap_or_default();
+            println!(
+                "SHAPE {shape} n={n} parse={:.1} lower={:.1} analyze={:.1} emit={:.1} total={:.1} ms{growth}",
+                line.parse, line.lower, line.analyze, line.emit, total
+            );
+            previous = Some((n, total));
+        }
+    }
+}
+
+/// Milliseconds spent in each stage of one expansion.
+struct Stages {
+    parse: f64,
+    lower: f64,
+    analyze: f64,
+    emit: f64,
+    total: f64,
+}
+
+fn stages(shape: &str, n: usize, item: TokenStream) -> Stages {
+    use crate::{analysis, args::Args, ctxt::Ctxt, emit, lower, signature};
+    let ms = |start: Instant| start.elapsed().as_secs_f64() * 1e3;
+    let start = Instant::now();
+    let f: syn::ItemFn = syn::parse2(item.clone()).expect("a function");
+    let parse = ms(start);
+    let mut cx = Ctxt::default();
+    let sig = signature::check(&f.sig, &Args::default(), &mut cx).expect("a supported signature");
+    let start = Instant::now();
+    let mut promoted = std::collections::HashSet::new();
+    let (func, names) = loop {
+        let (func, promote, names, _) = lower::lower(&f, &sig, &promoted, &mut cx);
+        if promote.is_subset(&promoted) {
+            break (func, names);
+        }
+        promoted.extend(promote);
+    };
+    let lower = ms(start);
+    let (analyze, emit) = match func {
+        Some(func) if !cx.has_errors() => {
+            let start = Instant::now();
+            drop(analysis::analyze(&func));
+            let analyze = ms(start);
+            let start = Instant::now();
+            drop(emit::generate(&func, None, names, &f));
+            (analyze, ms(start))
+        }
+        // Not supported: the expansion stops at the errors.
+        _ => (0.0, 0.0),
+    };
+    let start = Instant::now();
+    let out = crate::expand::differentiate(TokenStream::new(), item);
+    let total = ms(start);
+    assert!(!out.is_empty(), "{shape} ({n}) expanded to nothing");
+    Stages {
+        parse,
+        lower,
+        analyze,
+        emit,
+        total,
+    }
+}

@@ -1243,7 +1243,7 @@ fn edge_cases_never_panic() {
 // ---------------------------------------------------------------------------
 
 /// The input of a named deep or huge case.
-fn big_case(name: &str, n: usize) -> TokenStream {
+pub(crate) fn big_case(name: &str, n: usize) -> TokenStream {
     let wrap = |inner: TokenStream, delim: Delimiter| -> TokenStream {
         TokenTree::Group(Group::new(delim, inner)).into()
     };

@@ -278,7 +278,16 @@ impl<'a> Lowerer<'a> {
 
     /// Points `name` at a new version, in the scope that declared it.
     fn rebind(&mut self, old: VarId, new: VarId) {
+        let name = &self.user_name[old.0];
         for scope in self.scopes.iter_mut().rev() {
+            // Looked up under its own name first: scanning a scope of
+            // thousands of `let`s for every `s += x` would be quadratic.
+            if let Some(slot) = scope.get_mut(name) {
+                if matches!(slot, Binding::Var(v) if *v == old) {
+                    *slot = Binding::Var(new);
+                    return;
+                }
+            }
             if let Some(slot) = scope
                 .values_mut()
                 .find(|b| matches!(b, Binding::Var(v) if *v == old))
@@ -573,7 +582,9 @@ impl<'a> Lowerer<'a> {
         match e {
             syn::Expr::Paren(p) => self.assign_expr(target, &p.expr),
             syn::Expr::Group(g) => self.assign_expr(target, &g.expr),
-            syn::Expr::If(i) if rename::mentions_active(e, self) || self.is_active(target) => {
+            // The cheap test first: an active target needs no walk of `e`
+            // (which, for nested `if`s, would walk every level again).
+            syn::Expr::If(i) if self.is_active(target) || rename::mentions_active(e, self) => {
                 self.if_(i, Some(target))
             }
             syn::Expr::Block(b) if b.label.is_none() => {
@@ -1011,7 +1022,7 @@ impl<'a> Lowerer<'a> {
             label: f.label.as_ref(),
             pat: &f.pat,
             iter: &f.expr,
-            span: syn::spanned::Spanned::span(f),
+            span: loop_span(f),
             body: LoopBody::Stmts(&f.body.stmts),
         });
     }
@@ -1118,6 +1129,20 @@ impl<'a> Lowerer<'a> {
 
 /// `a..b` and `a..=b` run backwards as `(a..b).rev()`, and `(a..b).rev()` as
 /// `a..b` (the tokens are already renamed).
+/// The span of a `for` loop, as `Spanned::span` gives it on a stable
+/// compiler (its first token), without printing the whole loop to find it:
+/// for loops nested n deep that printing was quadratic.
+fn loop_span(f: &syn::ExprForLoop) -> Span {
+    if f.attrs.is_empty() && f.label.is_none() {
+        f.for_token
+            .span
+            .join(f.body.brace_token.span.close())
+            .unwrap_or(f.for_token.span)
+    } else {
+        syn::spanned::Spanned::span(f)
+    }
+}
+
 fn reversed_range(e: &syn::Expr) -> Option<TokenStream> {
     let full = |r: &syn::ExprRange| r.start.is_some() && r.end.is_some();
     match strip(e) {

@@ -82,10 +82,12 @@ impl Lowerer<'_> {
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Group(g) => self.expr(&g.expr),
             Expr::Unary(u) => match u.op {
-                UnOp::Neg(_) => {
+                // The operator's span, as for binary operators (and not
+                // `e.span()`, which prints all of `e`: quadratic for `- - - x`).
+                UnOp::Neg(minus) => {
                     let a = self.expr(&u.expr);
                     let a = self.operand(a);
-                    Val::Pending(Prim::Neg, vec![a], e.span())
+                    Val::Pending(Prim::Neg, vec![a], minus.span)
                 }
                 UnOp::Not(_) => self.passive_val(e),
                 UnOp::Deref(_) if rename::local_name(&u.expr).is_some_and(|n| self.transparent(&n.to_string())) => {

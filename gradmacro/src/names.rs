@@ -5,7 +5,7 @@
 //! text alone would not (a user parameter called `d_x` cannot capture them).
 
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone)]
 pub struct Names {
@@ -13,6 +13,9 @@ pub struct Names {
     user: HashSet<String>,
     /// Identifiers handed out so far.
     used: HashSet<String>,
+    /// For each base given to `fresh`, the suffix of the name it last
+    /// returned: every smaller suffix was taken then, and stays taken.
+    last_suffix: HashMap<String, usize>,
 }
 
 impl Names {
@@ -20,6 +23,7 @@ impl Names {
         Names {
             user,
             used: HashSet::new(),
+            last_suffix: HashMap::new(),
         }
     }
 
@@ -43,10 +47,14 @@ impl Names {
     }
 
     /// A name that nobody has used: `base`, else `base_1`, `base_2`, ...
+    /// The search resumes after the suffix last returned for `base`, so the
+    /// 10,000th version of `s` costs one lookup, not 10,000.
     pub fn fresh(&mut self, base: &str) -> Ident {
         let base = strip_raw(base);
-        let mut candidate = base.to_string();
-        let mut n = 0usize;
+        let (mut n, mut candidate) = match self.last_suffix.get(base) {
+            Some(&k) => (k + 1, format!("{base}_{}", k + 1)),
+            None => (0, base.to_string()),
+        };
         while candidate.is_empty()
             || is_keyword(&candidate)
             || self.user.contains(&candidate)
@@ -56,6 +64,7 @@ impl Names {
             candidate = format!("{base}_{n}");
         }
         self.used.insert(candidate.clone());
+        self.last_suffix.insert(base.to_string(), n);
         ident(&candidate)
     }
 
