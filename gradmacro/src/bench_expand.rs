@@ -200,7 +200,7 @@ fn stages(shape: &str, n: usize, item: TokenStream) -> Stages {
             drop(analysis::analyze(&func));
             let analyze = ms(start);
             let start = Instant::now();
-            drop(emit::generate(&func, None, names, &f));
+            drop(emit::generate(&func, None, &[], None, names, &f));
             (analyze, ms(start))
         }
         // Not supported: the expansion stops at the errors.
