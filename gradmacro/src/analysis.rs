@@ -129,6 +129,9 @@ fn flows(f: &Func) -> Vec<Flow> {
 }
 
 pub struct Analysis {
+    /// `if`s and loops that may leave their enclosing block early (a `break`,
+    /// `continue` or `return` inside them reaches past them).
+    pub escaping: HashSet<SiteId>,
     /// The variable's adjoint can be nonzero and reaches a gradient entry.
     pub adj: Vec<bool>,
     /// The reverse sweep reads the variable's primal value.
@@ -382,7 +385,10 @@ pub fn analyze(f: &Func) -> Analysis {
             declared[v.0] = true;
         }
     });
+    let mut escaping = HashSet::new();
+    exits(&f.body, &mut escaping);
     let mut a = Analysis {
+        escaping,
         adj,
         needed,
         scoped,
@@ -774,28 +780,50 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool]) -> Vec<bool> {
     live
 }
 
-/// The site of a statement that may leave its enclosing block early.
-pub fn escapes(s: &Stmt) -> Option<SiteId> {
-    match s {
-        Stmt::If(i) => (leaves(&i.then, false) || leaves(&i.els, false)).then_some(i.site),
-        Stmt::Loop(l) => leaves(&l.body, true).then_some(l.site),
-        _ => None,
+impl Analysis {
+    /// The site of a statement that may leave its enclosing block early.
+    pub fn escapes(&self, s: &Stmt) -> Option<SiteId> {
+        let site = match s {
+            Stmt::If(i) => i.site,
+            Stmt::Loop(l) => l.site,
+            _ => return None,
+        };
+        self.escaping.contains(&site).then_some(site)
     }
 }
 
-/// Does `b` contain an exit that leaves it (inside a loop, only `return` does)?
-fn leaves(b: &Block, inside_loop: bool) -> bool {
-    let mut found = false;
+/// One walk from the innermost constructs out: whether `b` holds an exit
+/// that leaves it if it is not a loop's body (any `break`, `continue` or
+/// `return` outside nested loops, or a `return` anywhere), and whether it
+/// holds a `return`; the `if`s and loops that may leave their block go into
+/// `escaping`.
+fn exits(b: &Block, escaping: &mut HashSet<SiteId>) -> (bool, bool) {
+    let (mut any, mut ret) = (false, false);
     for s in &b.stmts {
-        found |= match s {
-            Stmt::Exit(Exit::Return) => true,
-            Stmt::Exit(_) => !inside_loop,
-            Stmt::If(i) => leaves(&i.then, inside_loop) || leaves(&i.els, inside_loop),
-            Stmt::Loop(l) => leaves(&l.body, true),
-            _ => false,
+        let (a, r) = match s {
+            Stmt::Exit(e) => (true, *e == Exit::Return),
+            Stmt::If(i) => {
+                let (ta, tr) = exits(&i.then, escaping);
+                let (ea, er) = exits(&i.els, escaping);
+                if ta || ea {
+                    escaping.insert(i.site);
+                }
+                (ta || ea, tr || er)
+            }
+            Stmt::Loop(l) => {
+                // A loop's own `break`s and `continue`s stay inside it.
+                let (_, r) = exits(&l.body, escaping);
+                if r {
+                    escaping.insert(l.site);
+                }
+                (r, r)
+            }
+            _ => (false, false),
         };
+        any |= a;
+        ret |= r;
     }
-    found
+    (any, ret)
 }
 
 pub fn stmt_ctx(s: &Stmt) -> Ctx {

@@ -4,7 +4,7 @@
 
 use super::records::{Keep, Slot, WriteKey};
 use super::Emitter;
-use crate::analysis::{escapes, stmt_ctx};
+use crate::analysis::stmt_ctx;
 use crate::ir::*;
 use crate::rules::Partial;
 use proc_macro2::{TokenStream, TokenTree};
@@ -29,7 +29,7 @@ impl Emitter<'_> {
     fn rev_block(&mut self, b: &Block) -> Vec<TokenStream> {
         let mut out: Vec<TokenStream> = Vec::new();
         for s in b.stmts.iter().rev() {
-            if let (Some(site), false) = (escapes(s), out.is_empty()) {
+            if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
                 let ctx = stmt_ctx(s);
                 let test = self.exit_test(site, ctx);
                 out = vec![quote!(if !#test { #(#out)* })];

@@ -145,6 +145,7 @@ pub fn wrappers(
     // and the same for `f_adjoint` (the seed given) and `f_adjoint_acc`.
     quote! {
         #(#[doc = #grad_doc])*
+        #[inline]
         #many
         #ptr
         #vis fn #grad_name(#(#params),*) -> (#ty, #grad_ty) {
@@ -153,6 +154,7 @@ pub fn wrappers(
             (#value, #grad)
         }
         #(#[doc = #adjoint_doc])*
+        #[inline]
         #many_1
         #ptr
         #vis fn #adjoint_name(#(#params,)* #seed: #ty) -> #grad_ty {
@@ -161,6 +163,7 @@ pub fn wrappers(
             #grad
         }
         #(#[doc = #acc_doc])*
+        #[inline]
         #many_acc
         #ptr
         #vis fn #acc_name(#(#params,)* #seed: #ty, #(#buffers),*) {
@@ -234,6 +237,7 @@ fn pullback(
     quote! {
         #[doc = #doc]
         #[doc(hidden)]
+        #[inline]
         #many
         #ptr
         #vis fn #name(#(#params,)* #seed: #ty, #(#slots),*) {
