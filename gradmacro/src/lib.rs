@@ -79,11 +79,7 @@ mod expand;
 mod fuzz;
 mod ir;
 mod lower;
-mod lower_array;
-mod lower_expr;
-mod lower_iter;
 mod names;
-mod rename;
 mod rules;
 mod signature;
 #[cfg(test)]

@@ -182,7 +182,7 @@ impl<'a> Emitter<'a> {
                 if let Some(lit) = suffixed(&c.tokens, &self.ty) {
                     return lit;
                 }
-                if crate::lower_array::has_float_literal(&c.tokens) {
+                if crate::lower::has_float_literal(&c.tokens) {
                     // `(0.3 * 0.3 + 1.0).ln()` is ambiguous too: name the type.
                     let (t, ty) = (unparen(c.tokens.clone()), &self.ty);
                     return quote!(::core::convert::identity::<#ty>(#t));

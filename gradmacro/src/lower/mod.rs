@@ -1,15 +1,22 @@
 //! syn → IR: statements, scopes and control flow. Expressions are in
-//! `lower_expr.rs`. Every error is spanned and collected; lowering goes on after
+//! `expr.rs`. Every error is spanned and collected; lowering goes on after
 //! an error so one compile reports as much as possible.
 
 use crate::ctxt::Ctxt;
 use crate::ir::*;
 use crate::names::Names;
-use crate::rename::{self, Alias, Binding, Resolve};
+mod array;
+mod expr;
+mod iter;
+pub mod rename;
+
+pub(crate) use array::has_float_literal;
+
 use crate::rules::Prim;
 use crate::signature::{ParamKind, Signature_};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::ToTokens;
+use rename::{Alias, Binding, Resolve};
 use std::collections::{HashMap, HashSet};
 
 /// Is a variable assigned at this point of the program (for `let v;` and writes)?
@@ -392,46 +399,6 @@ impl<'a> Lowerer<'a> {
 
     pub(crate) fn is_param(&self, v: VarId) -> bool {
         self.params.contains(&v)
-    }
-
-    pub(crate) fn next_site_pub(&mut self) -> SiteId {
-        self.next_site()
-    }
-
-    pub(crate) fn declare_pub(&mut self, name: &syn::Ident, kind: VarKind, span: Span) -> VarId {
-        self.declare(name, kind, span)
-    }
-
-    /// Declares `name` without making it visible yet (see `declare_unbound`).
-    pub(crate) fn declare_unbound_pub(
-        &mut self,
-        name: &syn::Ident,
-        kind: VarKind,
-        span: Span,
-    ) -> VarId {
-        self.declare_unbound(name, kind, span)
-    }
-
-    pub(crate) fn bind_pub(&mut self, name: &syn::Ident, id: VarId) {
-        self.bind(name, id)
-    }
-
-    pub(crate) fn push_var_pub(
-        &mut self,
-        ident: Ident,
-        name: &str,
-        kind: VarKind,
-        span: Span,
-    ) -> VarId {
-        self.push_var(ident, name, kind, span)
-    }
-
-    pub(crate) fn construct_block_pub(
-        &mut self,
-        ctx: Ctx,
-        f: impl FnOnce(&mut Self),
-    ) -> (Block, bool) {
-        self.construct_block(ctx, f)
     }
 
     pub(crate) fn enter_loop(&mut self) {

@@ -2,9 +2,9 @@
 //! writes, `push`, reductions, and loops over elements (desugared to index
 //! loops whose bindings read the element in place).
 
+use super::rename::{self, Alias, Resolve};
+use super::{Assigned, ForLoop, Lowerer, Val};
 use crate::ir::*;
-use crate::lower::{Assigned, ForLoop, Lowerer, Val};
-use crate::rename::{self, Alias, Resolve};
 use crate::rules::Reduction;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -168,11 +168,7 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(crate) fn array_var_pub(&mut self, e: &Expr) -> Option<VarId> {
-        self.array_var(e)
-    }
-
-    fn array_var(&mut self, e: &Expr) -> Option<VarId> {
+    pub(super) fn array_var(&mut self, e: &Expr) -> Option<VarId> {
         let name = rename::local_name(e)?;
         let v = self.resolve(&name.to_string())?;
         matches!(self.vars[v.0].shape, Shape::Array { .. }).then_some(v)
@@ -449,7 +445,7 @@ impl Lowerer<'_> {
             (true, true) => Some(Replay::Down(len.clone())),
             (true, false) => None,
         };
-        let site = self.next_site_pub();
+        let site = self.next_site();
         let ctx = Ctx {
             nested: true,
             loop_depth: self.ctx.loop_depth + 1,
@@ -457,10 +453,10 @@ impl Lowerer<'_> {
         let before = self.assigned.clone();
         self.enter_loop();
         let mut binding = None;
-        let (body, _) = self.construct_block_pub(ctx, |l| {
+        let (body, _) = self.construct_block(ctx, |l| {
             let k = match index_pat.map(crate::lower::pat_ident) {
                 Some(Some(id)) => {
-                    let v = l.declare_pub(id, VarKind::Passive, id.span());
+                    let v = l.declare(id, VarKind::Passive, id.span());
                     l.assigned[v.0] = Assigned::Yes;
                     v
                 }

@@ -8,8 +8,8 @@
 //! The loop then goes through the same lowering as one the user wrote, so
 //! arrays are read in place and ranges replayed backwards.
 
+use super::{strip, ForLoop, LoopBody, Lowerer, Val};
 use crate::ir::*;
-use crate::lower::{strip, ForLoop, LoopBody, Lowerer, Val};
 use crate::rules::Prim;
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -120,14 +120,14 @@ impl Lowerer<'_> {
         ty: Option<&syn::Type>,
         e: &Expr,
     ) -> bool {
-        if !crate::rename::mentions_active(e, self) {
+        if !super::rename::mentions_active(e, self) {
             return self.constant_array(name, ty, e);
         }
         let src = match strip(e) {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
             other => other,
         };
-        if crate::rename::local_name(src).is_some() {
+        if super::rename::local_name(src).is_some() {
             return self.copied(name, ty, src);
         }
         let Expr::MethodCall(m) = strip(e) else {
@@ -153,7 +153,7 @@ impl Lowerer<'_> {
                 if m.method != "to_vec" {
                     return self.copied(name, ty, recv);
                 }
-                if self.array_var_pub(recv).is_none() {
+                if self.array_var(recv).is_none() {
                     return false;
                 }
                 self.collect_copy(name, ty, recv);
@@ -187,7 +187,7 @@ impl Lowerer<'_> {
                     None
                 }
                 "to_vec" | "to_owned" | "clone" => {
-                    let Some(arr) = self.array_var_pub(strip(&m.receiver)) else {
+                    let Some(arr) = self.array_var(strip(&m.receiver)) else {
                         return false;
                     };
                     match &self.vars[arr.0].shape {
@@ -198,7 +198,7 @@ impl Lowerer<'_> {
                 _ => return false,
             },
             // A fixed array is copied; a slice would only be borrowed again.
-            src @ Expr::Path(_) => match self.array_var_pub(src) {
+            src @ Expr::Path(_) => match self.array_var(src) {
                 Some(arr) => match &self.vars[arr.0].shape {
                     Shape::Array { len: Some(n) } => Some(n.clone()),
                     _ => return false,
@@ -210,24 +210,24 @@ impl Lowerer<'_> {
         let Some(init) = self.passive(e) else {
             return true;
         };
-        let v = self.declare_unbound_pub(name, VarKind::Passive, name.span());
+        let v = self.declare_unbound(name, VarKind::Passive, name.span());
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
         self.array_def(
             v,
-            crate::lower_array::ArrayInit {
+            super::array::ArrayInit {
                 init,
                 len,
                 elements: Vec::new(),
             },
         );
-        self.bind_pub(name, v);
+        self.bind(name, v);
         true
     }
 
     /// `let name = src;` for a differentiated array `src`: a copy the same
     /// shape (a `[T; N]` stays one, a `Vec` or slice becomes a `Vec`).
     fn copied(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, src: &Expr) -> bool {
-        let Some(arr) = self.array_var_pub(src) else {
+        let Some(arr) = self.array_var(src) else {
             return false;
         };
         match &self.vars[arr.0].shape {
@@ -256,11 +256,11 @@ impl Lowerer<'_> {
         src: VarId,
         n: TokenStream,
     ) {
-        let v = self.declare_unbound_pub(name, VarKind::Active, name.span());
+        let v = self.declare_unbound(name, VarKind::Active, name.span());
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
         self.array_def(
             v,
-            crate::lower_array::ArrayInit {
+            super::array::ArrayInit {
                 init: Passive {
                     tokens: quote!([0.0; #n]),
                     primary: true,
@@ -275,8 +275,8 @@ impl Lowerer<'_> {
             self.names.fresh("source"),
             self.names.fresh("k"),
         );
-        self.bind_pub(&dst_name, v);
-        self.bind_pub(&src_name, src);
+        self.bind(&dst_name, v);
+        self.bind(&src_name, src);
         let pat: syn::Pat = syn::parse_quote!(#k);
         let iter: Expr = syn::parse_quote!(0..#n);
         let body: Vec<syn::Stmt> = vec![syn::parse_quote!(#dst_name[#k] = #src_name[#k];)];
@@ -287,7 +287,7 @@ impl Lowerer<'_> {
             span: name.span(),
             body: LoopBody::Stmts(&body),
         });
-        self.bind_pub(name, v);
+        self.bind(name, v);
     }
 
     /// `let mut name = Vec::new(); for pat in iter { name.push(value); }`;
@@ -300,11 +300,11 @@ impl Lowerer<'_> {
         pat: &syn::Pat,
         value: &Expr,
     ) {
-        let v = self.declare_unbound_pub(name, VarKind::Active, name.span());
+        let v = self.declare_unbound(name, VarKind::Active, name.span());
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
         self.array_def(
             v,
-            crate::lower_array::ArrayInit {
+            super::array::ArrayInit {
                 init: Passive {
                     tokens: quote!(::std::vec::Vec::new()),
                     primary: true,
@@ -321,7 +321,7 @@ impl Lowerer<'_> {
             span: iter.span(),
             body: LoopBody::Push { arr: v, value },
         });
-        self.bind_pub(name, v);
+        self.bind(name, v);
     }
 
     /// Reports what the loop form could not express.
@@ -379,7 +379,7 @@ impl Lowerer<'_> {
         span: proc_macro2::Span,
     ) -> VarId {
         let ident = self.names.fresh(base);
-        self.push_var_pub(ident, base, kind, span)
+        self.push_var(ident, base, kind, span)
     }
 }
 

@@ -2,9 +2,9 @@
 //! become primitive steps; everything that does not depend on an active value is
 //! kept verbatim as passive code.
 
+use super::rename::{self, Binding, Resolve};
+use super::{Lowerer, Val};
 use crate::ir::{CallArg, Float, Operand, Passive, Share};
-use crate::lower::{Lowerer, Val};
-use crate::rename::{self, Binding, Resolve};
 use crate::rules::Prim;
 use quote::ToTokens;
 use syn::spanned::Spanned;
