@@ -160,13 +160,13 @@ pub struct Analysis {
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
-    unneeded: HashSet<usize>,
+    unneeded: HashSet<StmtId>,
 }
 
 impl Analysis {
     /// Whether the write statement `key` (see [`write_key`]) of `dst` must
     /// record the value it destroys.
-    pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: usize) -> bool {
+    pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: StmtId) -> bool {
         self.saves(f, dst, write) && !self.unneeded.contains(&key)
     }
 
@@ -666,13 +666,17 @@ fn written(s: &Stmt) -> Option<VarId> {
 }
 
 /// Identifies a write statement (its address, stable while `f` is borrowed).
-pub fn write_key(s: &Stmt) -> usize {
+pub fn write_key(s: &Stmt) -> StmtId {
     match s {
-        Stmt::Step(st) => st as *const Step as usize,
-        Stmt::Assign(a) => a as *const PassiveAssign as usize,
-        Stmt::Reduce(r) => r as *const Reduce as usize,
-        Stmt::Call(c) => c as *const Call as usize,
-        _ => 0,
+        Stmt::Step(st) => st.id,
+        Stmt::Assign(a) => a.id,
+        Stmt::Reduce(r) => r.id,
+        Stmt::Call(c) => c.id,
+        Stmt::Store(st) => st.id,
+        Stmt::ArrayDef(d) => d.id,
+        Stmt::Loop(l) => l.id,
+        // Writes nothing that is recorded: an id no statement has.
+        _ => StmtId(usize::MAX),
     }
 }
 
@@ -681,7 +685,7 @@ pub fn write_key(s: &Stmt) -> usize {
 /// backwards, `p`'s own reverse not reading its output, and `w` not reading
 /// the old `v` itself, the value `w` destroys is never needed: `s *= x;
 /// s += 1.0;` records `s` once per iteration, not twice.
-fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<usize>) {
+fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<StmtId>) {
     let mut last: HashMap<VarId, (bool, bool)> = HashMap::new(); // var -> (prev reads out, read since)
     for s in &b.stmts {
         match s {

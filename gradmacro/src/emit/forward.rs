@@ -72,7 +72,7 @@ impl Emitter<'_> {
                 if !self.live(st.dst) {
                     return quote!();
                 }
-                let save = self.save(st.dst, st as *const Step as WriteKey, st.ctx, st.write);
+                let save = self.save(st.dst, st.id, st.ctx, st.write);
                 let args = self.step_args(st);
                 let value = st.prim.eval(&args, st.span);
                 let dst = self.f.var(st.dst).ident.clone();
@@ -116,7 +116,7 @@ impl Emitter<'_> {
                 if !self.live(p.dst) {
                     return quote!();
                 }
-                let save = self.save(p.dst, p as *const PassiveAssign as WriteKey, p.ctx, p.write);
+                let save = self.save(p.dst, p.id, p.ctx, p.write);
                 let value = self.passive(&p.value);
                 let dst = self.f.var(p.dst).ident.clone();
                 if self.declares_here(p.dst, p.write) {
@@ -143,7 +143,7 @@ impl Emitter<'_> {
                 let arr = self.var(st.arr);
                 let i = st.index.tokens.clone();
                 let save = if self.a.saves_element(st.arr) {
-                    let key = st as *const Store as WriteKey;
+                    let key = st.id;
                     self.save_value(st.arr, key, st.ctx, quote!(#arr[#i]), false)
                 } else {
                     quote!()
@@ -188,7 +188,7 @@ impl Emitter<'_> {
                 if self.a.saves_array(self.f, d.dst, d.write) {
                     // The old array moves onto the tape; nothing is copied.
                     let replaced = quote!(::core::mem::replace(&mut #dst, #init));
-                    let key = d as *const ArrayDef as WriteKey;
+                    let key = d.id;
                     let saved = self.save_value(d.dst, key, d.ctx, replaced, true);
                     if !saved.is_empty() {
                         return saved;
@@ -200,7 +200,7 @@ impl Emitter<'_> {
                 if !self.live(c.dst) {
                     return quote!();
                 }
-                let save = self.save(c.dst, c as *const Call as WriteKey, c.ctx, c.write);
+                let save = self.save(c.dst, c.id, c.ctx, c.write);
                 let func = &c.func;
                 let args: Vec<TokenStream> =
                     c.args.iter().map(|a| a.value.tokens.clone()).collect();
@@ -216,7 +216,7 @@ impl Emitter<'_> {
                 if !self.live(r.dst) {
                     return quote!();
                 }
-                let save = self.save(r.dst, r as *const Reduce as WriteKey, r.ctx, r.write);
+                let save = self.save(r.dst, r.id, r.ctx, r.write);
                 let arr = self.var(r.arr);
                 let value = r.op.eval(&quote!(#arr), &self.ty);
                 let dst = self.var(r.dst);
@@ -414,7 +414,7 @@ impl Emitter<'_> {
                         Some(v) if e.a.hoisted[v.0] => {
                             let var = e.f.var(*v).ident.clone();
                             let fresh = e.names.fresh(&format!("{var}_next"));
-                            let key = l as *const Loop as WriteKey;
+                            let key = l.id;
                             let save = if e.a.saves(e.f, *v, Write::Def) {
                                 let tape = e.value_tape(*v);
                                 let _ = key;

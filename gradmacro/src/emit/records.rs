@@ -5,7 +5,7 @@
 
 use crate::analysis::{write_key, Analysis};
 use crate::ir::{Block, Ctx, Func, LoopKind, SiteId, Stmt, VarId};
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::Ident;
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -44,7 +44,7 @@ pub struct Slot {
 
 /// Identifies one write statement (its address in the IR, which does not move
 /// while a function is emitted).
-pub type WriteKey = usize;
+pub type WriteKey = crate::ir::StmtId;
 
 #[derive(Default)]
 pub struct Records {
@@ -109,7 +109,7 @@ fn count_pushes(
             }
             Stmt::Loop(l) => {
                 let inner = match &l.kind {
-                    LoopKind::For { iter, .. } => literal_trips(&iter.tokens),
+                    LoopKind::For { trips, .. } => *trips,
                     _ => None,
                 };
                 let trips = trips.zip(inner).map(|(t, n)| t.saturating_mul(n));
@@ -117,32 +117,5 @@ fn count_pushes(
             }
             _ => {}
         }
-    }
-}
-
-/// The length of `a..b`, `a..=b` or `(a..b).rev()` with integer literals.
-fn literal_trips(tokens: &TokenStream) -> Option<u64> {
-    let mut e: syn::Expr = syn::parse2(tokens.clone()).ok()?;
-    loop {
-        match e {
-            syn::Expr::Paren(p) => e = *p.expr,
-            syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => e = *m.receiver,
-            _ => break,
-        }
-    }
-    let syn::Expr::Range(r) = e else { return None };
-    let int = |e: &Option<Box<syn::Expr>>| -> Option<u64> {
-        match e.as_deref()? {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            }) => i.base10_parse().ok(),
-            _ => None,
-        }
-    };
-    let (start, end) = (int(&r.start)?, int(&r.end)?);
-    match r.limits {
-        syn::RangeLimits::HalfOpen(_) => Some(end.saturating_sub(start)),
-        syn::RangeLimits::Closed(_) => Some((end + 1).saturating_sub(start)),
     }
 }

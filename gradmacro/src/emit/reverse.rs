@@ -146,11 +146,8 @@ impl Emitter<'_> {
         match s {
             Stmt::Step(st) => self.rev_step(st),
             Stmt::Assign(p) => {
-                if self
-                    .a
-                    .saves_at(self.f, p.dst, p.write, p as *const _ as WriteKey)
-                {
-                    vec![self.restore(p.dst, p as *const _ as WriteKey, p.ctx)]
+                if self.a.saves_at(self.f, p.dst, p.write, p.id) {
+                    vec![self.restore(p.dst, p.id, p.ctx)]
                 } else {
                     vec![]
                 }
@@ -180,7 +177,7 @@ impl Emitter<'_> {
                 } = &l.kind
                 {
                     if self.a.saves(self.f, *v, Write::Def) {
-                        let key = l as *const Loop as WriteKey;
+                        let key = l.id;
                         body.push(self.restore(*v, key, l.body_ctx()));
                     }
                     if let Some(r) = r {
@@ -216,9 +213,7 @@ impl Emitter<'_> {
                     Some((v, r)) => {
                         let i = self.var(v);
                         let range = match r {
-                            Replay::Up(start) if start.to_string() == "0" => {
-                                quote!((0..#count).rev())
-                            }
+                            Replay::UpFromZero => quote!((0..#count).rev()),
                             Replay::Up(start) => quote!((#start..#start + #count).rev()),
                             Replay::Down(end) => quote!(#end - #count..#end),
                         };
@@ -244,7 +239,7 @@ impl Emitter<'_> {
                     return vec![];
                 }
                 let var = self.var(d.dst);
-                let key = d as *const ArrayDef as WriteKey;
+                let key = d.id;
                 let old = match Keep::of(d.ctx) {
                     Keep::Tape => {
                         let tape = self.array_tape(d.dst);
@@ -275,11 +270,8 @@ impl Emitter<'_> {
                         self.written.insert(r.dst);
                     }
                 }
-                if self
-                    .a
-                    .saves_at(self.f, r.dst, r.write, r as *const Reduce as WriteKey)
-                {
-                    out.push(self.restore(r.dst, r as *const Reduce as WriteKey, r.ctx));
+                if self.a.saves_at(self.f, r.dst, r.write, r.id) {
+                    out.push(self.restore(r.dst, r.id, r.ctx));
                 }
                 out
             }
@@ -290,10 +282,8 @@ impl Emitter<'_> {
 
     fn rev_step(&mut self, st: &Step) -> Vec<TokenStream> {
         let dst = st.dst;
-        let saved = self
-            .a
-            .saves_at(self.f, dst, st.write, st as *const Step as WriteKey);
-        let key = st as *const Step as WriteKey;
+        let saved = self.a.saves_at(self.f, dst, st.write, st.id);
+        let key = st.id;
         if !self.a.adj[dst.0] {
             return if saved {
                 vec![self.restore(dst, key, st.ctx)]
@@ -439,7 +429,7 @@ impl Emitter<'_> {
             }
         }
         if self.a.saves_element(st.arr) {
-            let key = st as *const Store as WriteKey;
+            let key = st.id;
             let old = self.restore_value(st.arr, key, st.ctx);
             out.push(quote!(#arr[#i] = #old;));
         }
@@ -451,10 +441,8 @@ impl Emitter<'_> {
     /// `Default::default()` where the caller needs nothing).
     fn rev_call(&mut self, c: &Call) -> Vec<TokenStream> {
         let dst = c.dst;
-        let saved = self
-            .a
-            .saves_at(self.f, dst, c.write, c as *const Call as WriteKey);
-        let key = c as *const Call as WriteKey;
+        let saved = self.a.saves_at(self.f, dst, c.write, c.id);
+        let key = c.id;
         let mut out = Vec::new();
         if !self.a.adj[dst.0] {
             if saved {

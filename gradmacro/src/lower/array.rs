@@ -145,6 +145,7 @@ impl Lowerer<'_> {
         // Active elements are stored after the definition, into a `mut` array.
         self.vars[v.0].reassigned |= !a.elements.is_empty();
         self.cur.push(Stmt::ArrayDef(ArrayDef {
+            id: StmtId::default(),
             dst: v,
             init: a.init,
             write,
@@ -159,6 +160,7 @@ impl Lowerer<'_> {
                 reads: Vec::new(),
             };
             self.cur.push(Stmt::Store(Store {
+                id: StmtId::default(),
                 arr: v,
                 index,
                 op: StoreOp::Set,
@@ -258,6 +260,7 @@ impl Lowerer<'_> {
         let value = self.operand(val);
         self.vars[arr.0].reassigned = true;
         self.cur.push(Stmt::Store(Store {
+            id: StmtId::default(),
             arr,
             index,
             op,
@@ -441,7 +444,7 @@ impl Lowerer<'_> {
         // Replaying the index needs its range fixed: true of parameters.
         let fixed = sources.iter().all(|w| self.is_param(w.arr));
         let replay = match (rev, fixed) {
-            (false, _) => Some(Replay::Up(quote!(0))),
+            (false, _) => Some(Replay::UpFromZero),
             (true, true) => Some(Replay::Down(len.clone())),
             (true, false) => None,
         };
@@ -512,6 +515,7 @@ impl Lowerer<'_> {
         });
         self.leave_loop(before);
         self.cur.push(Stmt::Loop(Loop {
+            id: StmtId::default(),
             site,
             kind: LoopKind::For {
                 binding,
@@ -526,6 +530,7 @@ impl Lowerer<'_> {
                     primary: false,
                     reads,
                 }),
+                trips: None,
             },
             body,
             ctx: self.ctx,

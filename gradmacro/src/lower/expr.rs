@@ -359,6 +359,7 @@ impl Lowerer<'_> {
         }
         let _ = e;
         Val::Call(crate::ir::Call {
+            id: crate::ir::StmtId::default(),
             dst: crate::ir::VarId(usize::MAX),
             func: p.path.to_token_stream(),
             pullback: pullback.to_token_stream(),

@@ -184,13 +184,17 @@ pub(crate) fn lower(
     let promote = std::mem::take(&mut l.promote);
     let declared = l.var_decl.iter().flatten().count();
     let names = l.names.clone();
-    let func = output.map(|output| Func {
-        float: sig.float,
-        params,
-        vars: l.vars,
-        body: Block { stmts: l.cur },
-        output,
-        has_return,
+    let func = output.map(|output| {
+        let mut func = Func {
+            float: sig.float,
+            params,
+            vars: l.vars,
+            body: Block { stmts: l.cur },
+            output,
+            has_return,
+        };
+        func.number();
+        func
     });
     (func, promote, names, declared)
 }
@@ -669,6 +673,7 @@ impl<'a> Lowerer<'a> {
         let op = op.map(|o| o.to_token_stream());
         let write = self.write_kind(v);
         self.cur.push(Stmt::Assign(PassiveAssign {
+            id: StmtId::default(),
             dst: v,
             op,
             value,
@@ -715,6 +720,7 @@ impl<'a> Lowerer<'a> {
                 Val::Const(value) => {
                     let write = self.write_kind(v);
                     self.cur.push(Stmt::Assign(PassiveAssign {
+                        id: StmtId::default(),
                         dst: v,
                         op: None,
                         value,
@@ -730,6 +736,7 @@ impl<'a> Lowerer<'a> {
             let dst = self.version_for_write(v);
             let write = self.write_kind(dst);
             self.cur.push(Stmt::Reduce(Reduce {
+                id: StmtId::default(),
                 dst,
                 arr,
                 op,
@@ -771,6 +778,7 @@ impl<'a> Lowerer<'a> {
         let dst = self.version_for_write(v);
         let write = self.write_kind(dst);
         self.cur.push(Stmt::Step(Step {
+            id: StmtId::default(),
             dst,
             prim,
             args,
@@ -806,6 +814,7 @@ impl<'a> Lowerer<'a> {
                 let t = self.temp(Span::call_site());
                 self.assigned[t.0] = Assigned::Yes;
                 self.cur.push(Stmt::Reduce(Reduce {
+                    id: StmtId::default(),
                     dst: t,
                     arr,
                     op,
@@ -829,6 +838,7 @@ impl<'a> Lowerer<'a> {
                 let t = self.temp(span);
                 self.assigned[t.0] = Assigned::Yes;
                 self.cur.push(Stmt::Step(Step {
+                    id: StmtId::default(),
                     dst: t,
                     prim,
                     args,
@@ -1023,12 +1033,14 @@ impl<'a> Lowerer<'a> {
                     }),
             };
             self.cur.push(Stmt::Loop(Loop {
+                id: StmtId::default(),
                 site,
                 kind: LoopKind::For {
                     binding,
                     iter,
                     replay,
                     reversed,
+                    trips: literal_trips(f.iter),
                 },
                 body,
                 ctx: self.ctx,
@@ -1042,6 +1054,7 @@ impl<'a> Lowerer<'a> {
         let (body, _) = self.loop_body(w.label.as_ref(), LoopBody::Stmts(&w.body.stmts), None);
         if let Some(cond) = cond {
             self.cur.push(Stmt::Loop(Loop {
+                id: StmtId::default(),
                 site,
                 kind: LoopKind::While { cond },
                 body,
@@ -1054,6 +1067,7 @@ impl<'a> Lowerer<'a> {
         let site = self.next_site();
         let (body, _) = self.loop_body(l.label.as_ref(), LoopBody::Stmts(&l.body.stmts), None);
         self.cur.push(Stmt::Loop(Loop {
+            id: StmtId::default(),
             site,
             kind: LoopKind::Infinite,
             body,
@@ -1131,12 +1145,39 @@ fn reversed_range(e: &syn::Expr) -> Option<TokenStream> {
 fn replay_of(e: &syn::Expr) -> Option<Replay> {
     match strip(e) {
         syn::Expr::Range(r) => match r.start.as_deref().map(strip) {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })) if i.base10_digits() == "0" => Some(Replay::UpFromZero),
             Some(syn::Expr::Lit(l)) if matches!(l.lit, syn::Lit::Int(_)) => {
                 Some(Replay::Up(l.to_token_stream()))
             }
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The length of `a..b`, `a..=b` or `(a..b).rev()` with integer literals.
+fn literal_trips(e: &syn::Expr) -> Option<u64> {
+    let r = match strip(e) {
+        syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => strip(&m.receiver),
+        other => other,
+    };
+    let syn::Expr::Range(r) = r else { return None };
+    let int = |e: &Option<Box<syn::Expr>>| -> Option<u64> {
+        match strip(e.as_deref()?) {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse().ok(),
+            _ => None,
+        }
+    };
+    let (start, end) = (int(&r.start)?, int(&r.end)?);
+    match r.limits {
+        syn::RangeLimits::HalfOpen(_) => Some(end.saturating_sub(start)),
+        syn::RangeLimits::Closed(_) => Some((end + 1).saturating_sub(start)),
     }
 }
 
