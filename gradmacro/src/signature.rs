@@ -97,12 +97,17 @@ fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
     }
 }
 
+const NESTED_ARRAYS: &str =
+    "arrays of arrays are not supported: flatten them into one slice and index it with `i * cols + j`";
+
 fn elem_name(ty: &Type) -> Result<Option<String>, &'static str> {
     match simple_type(ty) {
         Some(n) => Ok(Some(n)),
         None => match ty {
-            Type::Slice(_) | Type::Array(_) | Type::Reference(_) => Err("arrays of arrays are not supported: flatten them into one slice and index it with `i * cols + j`"),
-            Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec") => Err("arrays of arrays are not supported: flatten them into one slice and index it with `i * cols + j`"),
+            Type::Slice(_) | Type::Array(_) | Type::Reference(_) => Err(NESTED_ARRAYS),
+            Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec") => {
+                Err(NESTED_ARRAYS)
+            }
             _ => Ok(None),
         },
     }

@@ -2,6 +2,7 @@
 //! become primitive steps; everything that does not depend on an active value is
 //! kept verbatim as passive code.
 
+use super::reject::Unsupported;
 use super::rename::{self, Binding, Resolve};
 use super::{Lowerer, Val};
 use crate::ir::{CallArg, Float, Operand, Passive, Share};
@@ -133,13 +134,13 @@ impl Lowerer<'_> {
             }
             Expr::Reference(_) => self.unsupported(e, "references to differentiated values are not supported: pass and use the `f64` by value"),
             Expr::Closure(_) => self.unsupported(e, "closures are not supported in a differentiated function: write the computation inline or in a separate function"),
-            Expr::Macro(_) => self.unsupported(e, "macros are not supported in a differentiated function body: write the expression out"),
+            Expr::Macro(_) => self.unsupported(e, Unsupported::Macro.message()),
             Expr::Loop(_) => self.unsupported(e, "a `loop` used as a value (`break value`) is not supported: declare the variable before the loop, assign it inside, then `break`"),
             Expr::While(_) | Expr::ForLoop(_) => self.unsupported(e, "a loop has no float value: assign to a variable inside the loop and use it afterwards"),
-            Expr::Assign(_) => self.unsupported(e, "assignment inside an expression is not supported: assign in a statement of its own"),
-            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.unsupported(e, "`return`, `break` and `continue` are not supported inside an expression: use them as statements"),
-            Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks are not supported in a differentiated function"),
-            Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a differentiated function returns a float"),
+            Expr::Assign(_) => self.unsupported(e, Unsupported::Assign.message()),
+            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => self.unsupported(e, Unsupported::ExitInExpression.message()),
+            Expr::Unsafe(_) => self.unsupported(e, Unsupported::Unsafe.message()),
+            Expr::Try(_) => self.unsupported(e, Unsupported::Try.message()),
             _ => self.unsupported(e, "this expression is not supported in a differentiated function"),
         }
     }
@@ -160,12 +161,19 @@ impl Lowerer<'_> {
             BinOp::Mul(_) => Prim::Mul,
             BinOp::Div(_) => Prim::Div,
             BinOp::Rem(_) => Prim::Rem,
-            BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::And(_) | BinOp::Or(_) => {
+            BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_) => {
                 // A comparison has no derivative: evaluate it on the primal values.
                 return self.passive_val(e);
             }
             op if rename::is_compound_assign(&op) => {
-                return self.unsupported(e, "compound assignment inside an expression is not supported: assign in a statement of its own")
+                return self.unsupported(e, Unsupported::CompoundAssign.message())
             }
             _ => return self.unsupported(e, "bitwise operators are not defined for floats"),
         };

@@ -347,7 +347,8 @@ impl Lowerer<'_> {
             return false;
         }
         if let Some(a) = &c.asyncness {
-            self.cx.error(a, "async closures are not supported");
+            self.cx
+                .error(a, super::reject::Unsupported::AsyncClosure.message());
             return false;
         }
         if let Start::Fold(..) = start {

@@ -8,6 +8,7 @@ use crate::names::Names;
 mod array;
 mod expr;
 mod iter;
+mod reject;
 pub mod rename;
 
 pub(crate) use array::has_float_literal;

@@ -2,6 +2,7 @@
 //! their generated names. This module does that renaming and the checks that
 //! make it safe.
 
+use super::reject::Unsupported;
 use crate::ir::VarId;
 use proc_macro2::Ident;
 use syn::visit::Visit;
@@ -246,17 +247,27 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
                     self.closures -= 1;
                     return;
                 }
-                Expr::Closure(_) => Some("async closures are not supported"),
+                Expr::Closure(_) => Some(Unsupported::AsyncClosure.message()),
                 Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) if self.closures > 0 => None,
-                Expr::Macro(_) => Some("macros are not supported in a differentiated function body: write the expression out"),
-                Expr::Async(_) | Expr::Await(_) => Some("`async`/`.await` are not supported in a differentiated function"),
-                Expr::Unsafe(_) => Some("`unsafe` blocks are not supported in a differentiated function"),
-                Expr::Try(_) | Expr::TryBlock(_) => Some("the `?` operator is not supported: a differentiated function returns a float, not a `Result`"),
-                Expr::Yield(_) => Some("`yield` is not supported"),
-                Expr::Assign(_) => Some("assignment inside an expression is not supported: assign in a statement of its own"),
-                Expr::Binary(b) if is_compound_assign(&b.op) => Some("compound assignment inside an expression is not supported: assign in a statement of its own"),
-                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => Some("`return`, `break` and `continue` are not supported inside this expression: use them as statements"),
-                Expr::Block(_) | Expr::If(_) | Expr::Match(_) | Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) | Expr::Let(_) => None,
+                Expr::Macro(_) => Some(Unsupported::Macro.message()),
+                Expr::Async(_) | Expr::Await(_) => Some(Unsupported::Async.message()),
+                Expr::Unsafe(_) => Some(Unsupported::Unsafe.message()),
+                Expr::Try(_) | Expr::TryBlock(_) => Some(Unsupported::Try.message()),
+                Expr::Yield(_) => Some(Unsupported::Yield.message()),
+                Expr::Assign(_) => Some(Unsupported::Assign.message()),
+                Expr::Binary(b) if is_compound_assign(&b.op) => {
+                    Some(Unsupported::CompoundAssign.message())
+                }
+                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => {
+                    Some(Unsupported::ExitInExpression.message())
+                }
+                Expr::Block(_)
+                | Expr::If(_)
+                | Expr::Match(_)
+                | Expr::Loop(_)
+                | Expr::While(_)
+                | Expr::ForLoop(_)
+                | Expr::Let(_) => None,
                 _ => None,
             };
             if let Some(msg) = msg {
@@ -269,7 +280,7 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
         fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
             self.found.push((
                 quote::ToTokens::to_token_stream(m),
-                "macros are not supported in a differentiated function body: write the expression out",
+                Unsupported::Macro.message(),
             ));
         }
     }
