@@ -4,7 +4,7 @@
 
 use crate::ir::*;
 use crate::rules::{Partial, Prim};
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::quote;
 use std::collections::{HashMap, HashSet};
 
@@ -157,6 +157,10 @@ pub struct Analysis {
     /// Values inside loops that the reverse sweep computes again from inputs
     /// that cannot have changed, instead of recording them (see `recomputable`).
     pub recomputed: Vec<bool>,
+    /// `if`s inside loops whose condition the reverse sweep evaluates again
+    /// (it reads only values that cannot have changed, and calls nothing
+    /// but float methods), instead of recording which branch was taken.
+    pub recomputed_cond: HashSet<SiteId>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
@@ -333,6 +337,18 @@ pub fn analyze(f: &Func) -> Analysis {
     let _ = recomputable(f, &f.body, &replayed, &deferred, &mut candidates);
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
+    let recomputed_cond = conditions_to_recompute(f, &replayed, &candidates);
+    walk(&f.body, &mut |s| {
+        if let Stmt::If(i) = s {
+            if recomputed_cond.contains(&i.site) {
+                for u in &i.cond.reads {
+                    if candidates[u.0] {
+                        recomputed[u.0] = true;
+                    }
+                }
+            }
+        }
+    });
     let all = statements(f);
     fixpoint(|| {
         let mut changed = false;
@@ -350,13 +366,13 @@ pub fn analyze(f: &Func) -> Analysis {
         }
         changed
     });
-    walk(&f.body, &mut |s| {
-        if let Stmt::Step(st) = s {
-            if recomputed[st.dst.0] {
-                // Its inputs are read again, backwards.
-                st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
-            }
+    walk(&f.body, &mut |s| match s {
+        Stmt::Step(st) if recomputed[st.dst.0] => {
+            // Its inputs are read again, backwards.
+            st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
         }
+        Stmt::If(i) if recomputed_cond.contains(&i.site) => need(&i.cond.reads, &mut needed),
+        _ => {}
     });
     // Restoring an overwritten element of a needed array reads its index.
     walk(&f.body, &mut |s| {
@@ -399,6 +415,7 @@ pub fn analyze(f: &Func) -> Analysis {
         replayed,
         reversible,
         recomputed,
+        recomputed_cond,
         writers: vec![0; n],
         unneeded: HashSet::new(),
     };
@@ -612,6 +629,60 @@ fn recomputable(
         leaves.loop_body |= inner.loop_body;
     }
     leaves
+}
+
+/// The `if`s inside loops whose condition can be evaluated again by the
+/// reverse sweep: every value it reads is a parameter, a value defined before
+/// any loop and never reassigned, a replayed loop index, or a value the
+/// reverse sweep can compute again (`candidates`); and it calls nothing that
+/// could have an effect or give another answer the second time.
+fn conditions_to_recompute(f: &Func, replayed: &[bool], candidates: &[bool]) -> HashSet<SiteId> {
+    let fixed = |u: &VarId| {
+        let var = f.var(*u);
+        let param = f.params.iter().any(|p| p.id == *u);
+        candidates[u.0]
+            || !var.reassigned
+                && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
+    };
+    let mut sites = HashSet::new();
+    walk(&f.body, &mut |s| {
+        if let Stmt::If(i) = s {
+            if i.ctx.loop_depth > 0 && i.cond.reads.iter().all(fixed) && pure(&i.cond.tokens) {
+                sites.insert(i.site);
+            }
+        }
+    });
+    sites
+}
+
+/// Code that calls no function, macro or closure, and no method but the float
+/// methods and `len`: evaluating it again gives the same answer.
+fn pure(tokens: &TokenStream) -> bool {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let before = |k: usize, back: usize| k.checked_sub(back).map(|j| &trees[j]);
+    let punct =
+        |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    trees.iter().enumerate().all(|(k, t)| match t {
+        TokenTree::Group(g) => {
+            let allowed = match (before(k, 2), before(k, 1)) {
+                // `v.sin()`, `v.len()`: a method call.
+                (Some(dot), Some(TokenTree::Ident(name))) if punct(Some(dot), '.') => {
+                    let name = name.to_string();
+                    name == "len" || crate::rules::Prim::from_method(&name).is_some()
+                }
+                // `f(..)`: a function call; `m!(..)`: a macro.
+                (_, Some(TokenTree::Ident(_))) => false,
+                (Some(TokenTree::Ident(_)), Some(bang)) if punct(Some(bang), '!') => false,
+                _ => true,
+            };
+            allowed && pure(&g.stream())
+        }
+        // A lone `|` opens a closure (or is a bitwise or: treated alike).
+        TokenTree::Punct(p) if p.as_char() == '|' => {
+            punct(trees.get(k + 1), '|') || punct(before(k, 1), '|')
+        }
+        _ => true,
+    })
 }
 
 /// Whether a block contains an exit that leaves it: `block` as [`leaves`]

@@ -158,6 +158,11 @@ impl Emitter<'_> {
                 if then.is_empty() && els.is_empty() {
                     return vec![];
                 }
+                if self.a.recomputed_cond.contains(&i.site) {
+                    // The condition again, on the same values: no record.
+                    let cond = self.passive(&i.cond);
+                    return vec![quote!(if #cond { #(#then)* } else { #(#els)* })];
+                }
                 let test = self.branch_test(i.site, i.ctx);
                 if els.is_empty() {
                     vec![quote!(if #test { #(#then)* })]
