@@ -11,12 +11,12 @@
 use gradmacro::differentiate;
 use std::cell::Cell;
 
+mod support;
+
+/// Derivatives written by hand agree with the generated ones to rounding.
 #[track_caller]
 fn assert_close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
-        "got {got:e}, want {want:e}"
-    );
+    support::assert_close("derivative", got, want, 1e-12, 1e-12);
 }
 
 /// The condition reads `t`, computed from the inputs in the same iteration.
@@ -154,5 +154,35 @@ fn a_condition_with_an_effect_runs_once_per_iteration() {
         assert_eq!(value.to_bits(), counted(x, &W).to_bits());
         let want: f64 = W.iter().filter(|w| **w > 0.0).map(|w| 2.0 * w * x).sum();
         assert_close(dx, want);
+    }
+}
+
+/// A loop over elements: the condition reads the element and a value
+/// computed before the loop.
+#[differentiate]
+fn above(x: &[f64], a: f64) -> f64 {
+    let g = a.tanh();
+    let mut s = 0.0;
+    for &v in x.iter() {
+        if v > g {
+            s += v * a;
+        } else {
+            s -= v * v;
+        }
+    }
+    s
+}
+
+#[test]
+fn a_condition_on_elements() {
+    for a in POINTS {
+        let (value, (dx, da)) = above_grad(&W, a);
+        assert_eq!(value.to_bits(), above(&W, a).to_bits());
+        let g = a.tanh();
+        let want_da: f64 = W.iter().filter(|v| **v > g).sum();
+        assert_close(da, want_da);
+        for (k, v) in W.iter().enumerate() {
+            assert_close(dx[k], if *v > g { a } else { -2.0 * v });
+        }
     }
 }

@@ -664,14 +664,15 @@ fn pure(tokens: &TokenStream) -> bool {
         |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
     trees.iter().enumerate().all(|(k, t)| match t {
         TokenTree::Group(g) => {
+            let call = g.delimiter() == proc_macro2::Delimiter::Parenthesis;
             let allowed = match (before(k, 2), before(k, 1)) {
                 // `v.sin()`, `v.len()`: a method call.
-                (Some(dot), Some(TokenTree::Ident(name))) if punct(Some(dot), '.') => {
+                (Some(dot), Some(TokenTree::Ident(name))) if call && punct(Some(dot), '.') => {
                     let name = name.to_string();
                     name == "len" || crate::rules::Prim::from_method(&name).is_some()
                 }
                 // `f(..)`: a function call; `m!(..)`: a macro.
-                (_, Some(TokenTree::Ident(_))) => false,
+                (_, Some(TokenTree::Ident(_))) if call => false,
                 (Some(TokenTree::Ident(_)), Some(bang)) if punct(Some(bang), '!') => false,
                 _ => true,
             };
