@@ -223,7 +223,9 @@ typical_section=$(
 100 functions of 15 lines (\`scripts/gen_straight_line.py typical 100\`): scalar
 arithmetic, \`sqrt\`, \`tanh\`, \`exp\`, \`ln_1p\`, a \`for\` loop over a \`&[f64]\`
 with an \`if\`/\`else\` accumulating into a local; every fourth calls the one
-before it (so its reverse sweep runs the callee's \`_pullback\`). Wall time of
+before it (so its reverse sweep runs the callee's \`_pullback\`); a last function
+calls every \`t_i_grad\` once (the plain crate: every \`t_i\`), since generated
+functions are \`#[inline]\` and cost a build only where they are used. Wall time of
 building the crate alone, its dependencies already built: the median of $runs
 builds, alternating with the plain crate (the same source without
 \`#[differentiate]\`). The expansion column is rustc's \`expand_crate\` time

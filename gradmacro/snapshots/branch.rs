@@ -42,6 +42,7 @@ fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
     __f_core(x, d_out, d_x);
 }
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
+#[inline]
 fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
     let _ = f;
     let mut d_x_own: f64 = 0.0;

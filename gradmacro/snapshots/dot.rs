@@ -53,6 +53,7 @@ fn dot_pullback(
     __dot_core_all(w, x, d_out, d_w, d_x);
 }
 /// The forward and the reverse sweep of [`dot`], once: returns `dot(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
+#[inline]
 fn __dot_core(
     w: &[f64],
     x: &[f64],
@@ -81,6 +82,7 @@ fn __dot_core(
     s
 }
 /// The pullback of [`dot`] with respect to every float parameter, `wrt(..)` or not.
+#[inline]
 fn __dot_core_all(
     w: &[f64],
     x: &[f64],

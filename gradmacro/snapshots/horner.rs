@@ -73,6 +73,7 @@ fn horner_pullback(
     __horner_core(x, c, d_out, d_x, d_c);
 }
 /// The forward and the reverse sweep of [`horner`], once: returns `horner(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
+#[inline]
 fn __horner_core(
     x: f64,
     c: &[f64],

@@ -67,6 +67,7 @@ fn f_pullback(
     __f_core(x, y, d_out, d_x, d_y);
 }
 /// The forward and the reverse sweep of [`f`], once: returns `f(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant).
+#[inline]
 fn __f_core(
     x: f64,
     y: f64,

@@ -420,6 +420,7 @@ impl Emitter<'_> {
         let allow = many_args(params.len() + 1 + slots.len());
         let ptr = vec_refs(self.f);
         quote! {
+            #[inline]
             #allow
             #ptr
             #vis fn #name(#(#params,)* #seed_param, #(#slots),*) -> #ty {
