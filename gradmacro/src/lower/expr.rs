@@ -67,6 +67,13 @@ impl Lowerer<'_> {
         if !rename::mentions_active(e, self) {
             return self.passive_val(e);
         }
+        self.active_expr(e)
+    }
+
+    /// `e`, known to read a differentiated value. Where a parent knows which
+    /// child makes it active, the child is not searched again: a chain of
+    /// 10,000 operations lowers in linear time.
+    fn active_expr(&mut self, e: &Expr) -> Val {
         match e {
             Expr::Path(_) => {
                 let name = rename::local_name(e).map(|i| i.to_string());
@@ -80,13 +87,13 @@ impl Lowerer<'_> {
                     None => self.passive_val(e),
                 }
             }
-            Expr::Paren(p) => self.expr(&p.expr),
-            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Paren(p) => self.active_expr(&p.expr),
+            Expr::Group(g) => self.active_expr(&g.expr),
             Expr::Unary(u) => match u.op {
                 // The operator's span, as for binary operators (and not
                 // `e.span()`, which prints all of `e`: quadratic for `- - - x`).
                 UnOp::Neg(minus) => {
-                    let a = self.expr(&u.expr);
+                    let a = self.active_expr(&u.expr);
                     let a = self.operand(a);
                     Val::Pending(Prim::Neg, vec![a], minus.span)
                 }
@@ -177,9 +184,20 @@ impl Lowerer<'_> {
             }
             _ => return self.unsupported(e, "bitwise operators are not defined for floats"),
         };
-        let l = self.expr(&b.left);
+        // The right operand of a left-deep chain (`x * a * b * ..`) is small:
+        // look there first; if it is passive, the left one is active.
+        let right_active = rename::mentions_active(&b.right, self);
+        let l = if right_active {
+            self.expr(&b.left)
+        } else {
+            self.active_expr(&b.left)
+        };
         let l = self.operand(l);
-        let r = self.expr(&b.right);
+        let r = if right_active {
+            self.active_expr(&b.right)
+        } else {
+            self.passive_val(&b.right)
+        };
         let r = self.operand(r);
         Val::Pending(prim, vec![l, r], b.op.span())
     }
@@ -445,9 +463,21 @@ impl Lowerer<'_> {
             );
             return self.passive_val_silent();
         }
+        // With every argument after the first passive (`x.sin()`,
+        // `x.powi(2)`), the first is what makes the call active: a method
+        // chain is not searched again at every link.
+        let rest_active: Vec<bool> = args[1..]
+            .iter()
+            .map(|a| rename::mentions_active(a, self))
+            .collect();
         let mut ops: Vec<Operand> = Vec::with_capacity(args.len());
-        for a in args {
-            let v = self.expr(a);
+        for (i, a) in args.iter().enumerate() {
+            let v = match i {
+                0 if !rest_active.contains(&true) => self.active_expr(a),
+                0 => self.expr(a),
+                _ if rest_active[i - 1] => self.active_expr(a),
+                _ => self.passive_val(a),
+            };
             ops.push(self.operand(v));
         }
         if prim == Prim::Powi && matches!(ops.get(1), Some(Operand::Var(_))) {

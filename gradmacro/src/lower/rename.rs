@@ -78,6 +78,18 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
         found: bool,
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
+        // Stops at the first active name.
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if !self.found {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        // Right operand first: in a left-deep chain (`x * y * z * ..`) it is
+        // near the top.
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            self.visit_expr(&b.right);
+            self.visit_expr(&b.left);
+        }
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             if let Some(id) = p.path.get_ident() {
                 self.found |= self.r.binding_is_active(&id.to_string());
