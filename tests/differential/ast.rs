@@ -29,7 +29,8 @@ impl Name {
 
 /// The type of a local: float, integer or `bool`; a float array (a
 /// parameter or a local buffer); an index into arrays (`usize`, kept apart
-/// from the integers, which may be `i32`); a `&f64` element of an array walk.
+/// from the integers, which may be `i32`); a `&f64` element of an array walk;
+/// a struct of constants (`cfg`, `self`), read only by field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
     F,
@@ -38,6 +39,39 @@ pub enum Ty {
     A,
     U,
     R,
+    D,
+}
+
+/// The fields of the settings struct `Cfg`, passed as `cfg`, with the type
+/// each is read as: a factor, a loop bound, an array of `DATA_LEN` floats.
+pub const CFG_FIELDS: [(&str, Ty); 3] = [("scale", Ty::F), ("n", Ty::I), ("w", Ty::A)];
+/// The fields of `Model`, the receiver `self` of a method.
+pub const MODEL_FIELDS: [(&str, Ty); 3] = [("k", Ty::F), ("m", Ty::I), ("c", Ty::A)];
+/// The length of the structs' array fields.
+pub const DATA_LEN: usize = 3;
+
+/// The fields of what `owner` (`cfg` or `self`) names, if it is a struct.
+pub fn fields_of(owner: &str) -> Option<&'static [(&'static str, Ty)]> {
+    match owner {
+        "cfg" => Some(&CFG_FIELDS),
+        "self" => Some(&MODEL_FIELDS),
+        _ => None,
+    }
+}
+
+/// `cfg.scale` as (`cfg`, `scale`): a field read is a name with a dot.
+pub fn split_field(name: &str) -> Option<(&str, &str)> {
+    name.split_once('.')
+}
+
+/// How the program's structs are defined and passed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Data {
+    /// `#[derive(Clone, Copy)]` with a `[f64; 3]` array field, passed by
+    /// value (`cfg: Cfg`, `self`); else a `Vec<f64>`, `&Cfg`, `&self`.
+    pub copy: bool,
+    /// The integer field is an `i32` (else a `usize`).
+    pub i32: bool,
 }
 
 /// How an array parameter is passed.
@@ -62,6 +96,8 @@ pub enum PTy {
     I32,
     Bool,
     Arr(ArrTy, usize),
+    /// The settings struct: `Cfg` by value when `true`, else `&Cfg`.
+    Cfg(bool),
 }
 
 impl PTy {
@@ -71,6 +107,7 @@ impl PTy {
             PTy::Usize | PTy::I32 => Ty::I,
             PTy::Bool => Ty::B,
             PTy::Arr(..) => Ty::A,
+            PTy::Cfg(_) => Ty::D,
         }
     }
     pub fn rust(self) -> String {
@@ -83,6 +120,8 @@ impl PTy {
             PTy::Arr(ArrTy::VecRef, _) => "&Vec<f64>".into(),
             PTy::Arr(ArrTy::Array, n) => format!("[f64; {n}]"),
             PTy::Arr(ArrTy::ArrayRef, n) => format!("&[f64; {n}]"),
+            PTy::Cfg(true) => "Cfg".into(),
+            PTy::Cfg(false) => "&Cfg".into(),
         }
     }
     /// A float or an array of floats: what can have a gradient.
@@ -118,6 +157,11 @@ pub struct Program {
     pub name: String,
     /// `#[differentiate(wrt(..))]`, when present.
     pub wrt: Option<Vec<String>>,
+    /// A method of `Model` (`&self`, or `self` when `data.copy`): the name
+    /// `self`, resolved like a parameter.
+    pub receiver: Option<Name>,
+    /// How the structs `Cfg` and `Model` are defined and passed.
+    pub data: Data,
     pub params: Vec<Param>,
     pub body: Vec<Stmt>,
     /// The tail expression; `None` only when the body ends by `return`.
@@ -279,6 +323,8 @@ pub enum Arg {
     F(FExpr),
     /// An array, printed `&v` when `amp` (it is not a reference already).
     A(Name, bool),
+    /// The settings struct, passed on as it was received (`cfg`).
+    D(Name),
 }
 
 /// How a local buffer starts.
@@ -579,14 +625,35 @@ fn pad(ind: usize) -> String {
 }
 
 impl Program {
-    /// The program as Rust source: its helpers, then the function itself,
-    /// `#[differentiate]` attributes included.
+    /// The program as Rust source: the structs it reads, its helpers, then
+    /// the function itself, `#[differentiate]` attributes included.
     pub fn source(&self) -> String {
-        let mut s = String::new();
+        let mut code = String::new();
         for h in &self.helpers {
-            s.push_str(&h.source());
-            s.push('\n');
+            code.push_str(&h.function());
+            code.push('\n');
         }
+        code.push_str(&self.function());
+        let mut s = String::new();
+        let all = || std::iter::once(self).chain(&self.helpers);
+        let cfg = all().any(|p| p.params.iter().any(|q| matches!(q.ty, PTy::Cfg(_))));
+        let model = all().any(|p| p.receiver.is_some());
+        for (used, name, owner, fields) in [
+            (cfg, "Cfg", "cfg", &CFG_FIELDS),
+            (model, "Model", "self", &MODEL_FIELDS),
+        ] {
+            if used {
+                s.push_str(&self.data.struct_text(name, owner, fields, &code));
+                s.push('\n');
+            }
+        }
+        s.push_str(&code);
+        s
+    }
+
+    /// The function alone (in an `impl Model` block when it is a method).
+    fn function(&self) -> String {
+        let mut s = String::new();
         for p in &self.params {
             if let Some(n) = p.ty.stated_len() {
                 // The harness reads the lengths to pass from here.
@@ -597,7 +664,7 @@ impl Program {
             Some(w) => writeln!(s, "#[differentiate(wrt({}))]", w.join(", ")).unwrap(),
             None => s.push_str("#[differentiate]\n"),
         }
-        let params: Vec<String> = self
+        let mut params: Vec<String> = self
             .params
             .iter()
             .map(|p| {
@@ -609,23 +676,78 @@ impl Program {
                 )
             })
             .collect();
+        if self.receiver.is_some() {
+            let me = if self.data.copy { "self" } else { "&self" };
+            params.insert(0, me.to_string());
+        }
         writeln!(s, "fn {}({}) -> f64 {{", self.name, params.join(", ")).unwrap();
         stmts(&mut s, &self.body, 1);
         if let Some(t) = &self.tail {
             writeln!(s, "    {}", fexpr(t, At::Top, 1)).unwrap();
         }
         s.push_str("}\n");
-        s
+        if self.receiver.is_none() {
+            return s;
+        }
+        let mut m = String::from("impl Model {\n");
+        for l in s.lines() {
+            if !l.is_empty() {
+                m.push_str("    ");
+            }
+            m.push_str(l);
+            m.push('\n');
+        }
+        m.push_str("}\n");
+        m
     }
 
     /// Number of syntax nodes: the measure the shrinker decreases.
     pub fn size(&self) -> usize {
         self.helpers.iter().map(Program::size).sum::<usize>()
             + self.params.len()
+            + usize::from(self.receiver.is_some())
             + self.wrt.as_ref().map_or(0, |w| w.len() + 1)
             + self.body.iter().map(stmt_size).sum::<usize>()
             + self.tail.as_ref().map_or(0, fexpr_size)
     }
+}
+
+impl Data {
+    /// `struct Cfg { .. }` with the fields `code` reads (an unread field is
+    /// `dead_code`).
+    fn struct_text(self, name: &str, owner: &str, fields: &[(&str, Ty)], code: &str) -> String {
+        let mut s = String::new();
+        if self.copy {
+            s.push_str("#[derive(Clone, Copy)]\n");
+        }
+        writeln!(s, "struct {name} {{").unwrap();
+        for (field, ty) in fields {
+            if !reads_field(code, owner, field) {
+                continue;
+            }
+            let t = match ty {
+                Ty::F => "f64".to_string(),
+                Ty::I if self.i32 => "i32".to_string(),
+                Ty::I => "usize".to_string(),
+                _ if self.copy => format!("[f64; {DATA_LEN}]"),
+                _ => "Vec<f64>".to_string(),
+            };
+            writeln!(s, "    {field}: {t},").unwrap();
+        }
+        s.push_str("}\n");
+        s
+    }
+}
+
+/// Whether `code` reads `owner.field` (and not a longer name).
+fn reads_field(code: &str, owner: &str, field: &str) -> bool {
+    let pat = format!("{owner}.{field}");
+    code.match_indices(&pat).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + pat.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 fn stmts(s: &mut String, list: &[Stmt], ind: usize) {
@@ -1153,7 +1275,7 @@ fn fexpr(e: &FExpr, at: At, ind: usize) -> String {
                 .map(|a| match a {
                     Arg::F(e) => fexpr(e, At::Top, ind),
                     Arg::A(n, true) => format!("&{}", n.s),
-                    Arg::A(n, false) => n.s.clone(),
+                    Arg::A(n, false) | Arg::D(n) => n.s.clone(),
                 })
                 .collect();
             format!("{f}({})", a.join(", "))
@@ -1376,7 +1498,7 @@ pub fn fexpr_size(e: &FExpr) -> usize {
                 .iter()
                 .map(|a| match a {
                     Arg::F(e) => fexpr_size(e),
-                    Arg::A(..) => 2,
+                    Arg::A(..) | Arg::D(_) => 2,
                 })
                 .sum::<usize>()
         }

@@ -7,7 +7,9 @@
 //! path `D::c(..)`, `f64::sin(x)` becomes `D::sin(x)`, `&[f64]` becomes
 //! `&[D]`, `sum::<f64>()` becomes `sum::<D>()`, `fold(.., f64::max)`
 //! becomes `fold(.., D::max)`, and a call of a helper `g(..)` calls its
-//! copy `g_dual(..)`. Nothing else changes: the oracle
+//! copy `g_dual(..)`. A struct `Cfg` of constants becomes `CfgDual`, its
+//! float fields `D`s the glue makes constants (`D::c`), and a method of
+//! `Model` a method of `ModelDual`. Nothing else changes: the oracle
 //! evaluates the very program the macro saw, with its own derivative rules.
 
 use proc_macro2::TokenStream;
@@ -23,6 +25,27 @@ pub enum ParamTy {
     Bool,
     /// An array of floats of the given length.
     Array(ArrayKind, usize),
+    /// A struct of constants.
+    Data(DataTy),
+}
+
+/// A struct of constants the program defines, as a parameter or receiver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataTy {
+    pub name: String,
+    pub fields: Vec<(String, FieldTy)>,
+    /// Passed by value (`cfg: Cfg`, `self`), else by reference.
+    pub by_value: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldTy {
+    Float,
+    /// An integer type, by name.
+    Int(String),
+    Vec,
+    /// `[f64; N]`.
+    Array(usize),
 }
 
 /// How an array parameter is passed.
@@ -43,6 +66,8 @@ pub struct Sig {
     pub name: String,
     pub params: Vec<(String, ParamTy)>,
     pub wrt: Option<Vec<String>>,
+    /// The struct whose method the function is.
+    pub receiver: Option<DataTy>,
 }
 
 impl Sig {
@@ -129,6 +154,45 @@ fn stated_lengths(attrs: &[syn::Attribute]) -> Vec<(String, usize)> {
     out
 }
 
+/// The fields of a struct item, with their types.
+fn struct_fields(s: &syn::ItemStruct) -> Result<Vec<(String, FieldTy)>, String> {
+    let mut out = Vec::new();
+    for f in &s.fields {
+        let name = f.ident.as_ref().ok_or("a tuple struct")?.to_string();
+        let ty = match &f.ty {
+            t if is_f64(t) => FieldTy::Float,
+            t => match array_elem(t) {
+                Some((true, None)) => FieldTy::Vec,
+                Some((false, Some(n))) => FieldTy::Array(n),
+                _ => match t {
+                    Type::Path(p) if p.path.get_ident().is_some() => {
+                        FieldTy::Int(p.path.get_ident().unwrap().to_string())
+                    }
+                    _ => return Err(format!("field type {}", t.to_token_stream())),
+                },
+            },
+        };
+        out.push((name, ty));
+    }
+    Ok(out)
+}
+
+/// The struct `ty` names (`Cfg`, `&Cfg`), if the program defines it.
+fn data_ty(ty: &Type, structs: &[(String, Vec<(String, FieldTy)>)]) -> Option<DataTy> {
+    let (inner, by_value) = match ty {
+        Type::Reference(r) if r.mutability.is_none() => (&*r.elem, false),
+        t => (t, true),
+    };
+    let Type::Path(p) = inner else { return None };
+    let id = p.path.get_ident()?.to_string();
+    let (_, fields) = structs.iter().find(|(n, _)| *n == id)?;
+    Some(DataTy {
+        name: id,
+        fields: fields.clone(),
+        by_value,
+    })
+}
+
 fn param_ty(ty: &Type, name: &str, lens: &[(String, usize)]) -> Result<ParamTy, String> {
     let stated = || {
         lens.iter()
@@ -159,6 +223,8 @@ fn param_ty(ty: &Type, name: &str, lens: &[(String, usize)]) -> Result<ParamTy, 
 /// calls go to their `_dual` copies.
 struct ToDual {
     helpers: Vec<String>,
+    /// Structs the program defines: `Cfg` becomes `CfgDual`.
+    structs: Vec<String>,
 }
 
 impl ToDual {
@@ -188,6 +254,11 @@ impl VisitMut for ToDual {
     fn visit_type_mut(&mut self, t: &mut Type) {
         if is_f64(t) {
             *t = parse_quote!(D);
+        } else if let Some(id) = struct_ident(t, &self.structs) {
+            *t = Type::Path(syn::TypePath {
+                qself: None,
+                path: format_ident!("{id}Dual").into(),
+            });
         } else {
             visit_mut::visit_type_mut(self, t);
         }
@@ -243,6 +314,13 @@ impl VisitMut for ToDual {
     }
 }
 
+/// `Cfg`, when `t` names a struct of the program.
+fn struct_ident(t: &Type, structs: &[String]) -> Option<String> {
+    let Type::Path(p) = t else { return None };
+    let id = p.path.get_ident()?.to_string();
+    structs.contains(&id).then_some(id)
+}
+
 /// The operator of a compound assignment (`+` of `+=`).
 fn plain_op(op: &syn::BinOp) -> Option<syn::BinOp> {
     use syn::BinOp::*;
@@ -278,15 +356,38 @@ fn parse_wrt(tokens: proc_macro2::TokenStream) -> Result<Vec<String>, String> {
 pub fn dualize(src: &str) -> Result<(Sig, String), String> {
     let file: syn::File =
         syn::parse_str(src).map_err(|e| format!("cannot parse the program: {e}"))?;
-    let fns: Vec<&ItemFn> = file
-        .items
-        .iter()
-        .map(|i| match i {
-            syn::Item::Fn(f) => Ok(f),
-            _ => Err("an item that is not a function".to_string()),
-        })
-        .collect::<Result<_, _>>()?;
-    let Some(f) = fns.last() else {
+    // The functions, each with the struct it is a method of.
+    let mut fns: Vec<(ItemFn, Option<String>)> = Vec::new();
+    let mut structs: Vec<(String, Vec<(String, FieldTy)>)> = Vec::new();
+    let mut struct_items = Vec::new();
+    for item in &file.items {
+        match item {
+            syn::Item::Fn(f) => fns.push((f.clone(), None)),
+            syn::Item::Struct(s) => {
+                structs.push((s.ident.to_string(), struct_fields(s)?));
+                struct_items.push(s.clone());
+            }
+            syn::Item::Impl(i) => {
+                let Some(owner) = struct_ident(&i.self_ty, &struct_names(&structs)) else {
+                    return Err("an impl of what is not a struct of the program".into());
+                };
+                for it in &i.items {
+                    let syn::ImplItem::Fn(m) = it else {
+                        return Err("an impl item that is not a method".into());
+                    };
+                    let f = ItemFn {
+                        attrs: m.attrs.clone(),
+                        vis: m.vis.clone(),
+                        sig: m.sig.clone(),
+                        block: Box::new(m.block.clone()),
+                    };
+                    fns.push((f, Some(owner.clone())));
+                }
+            }
+            _ => return Err("an item that is not a function or a struct".to_string()),
+        }
+    }
+    let Some((f, owner)) = fns.last() else {
         return Err("no function".into());
     };
     let mut wrt = None;
@@ -299,44 +400,117 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
     }
     let lens = stated_lengths(&f.attrs);
     let mut params = Vec::new();
+    let mut receiver = None;
     for arg in &f.sig.inputs {
-        let FnArg::Typed(pt) = arg else {
-            return Err("a method".into());
+        let pt = match arg {
+            FnArg::Typed(pt) => pt,
+            FnArg::Receiver(r) => {
+                let owner = owner.as_ref().ok_or("`self` outside an impl")?;
+                let (_, fields) = structs.iter().find(|(n, _)| n == owner).unwrap();
+                receiver = Some(DataTy {
+                    name: owner.clone(),
+                    fields: fields.clone(),
+                    by_value: r.reference.is_none(),
+                });
+                continue;
+            }
         };
         let Pat::Ident(pi) = &*pt.pat else {
             return Err("a parameter pattern".into());
         };
         let name = pi.ident.to_string();
-        let ty = param_ty(&pt.ty, &name, &lens)?;
+        let ty = match data_ty(&pt.ty, &structs) {
+            Some(d) => ParamTy::Data(d),
+            None => param_ty(&pt.ty, &name, &lens)?,
+        };
         params.push((name, ty));
     }
     let sig = Sig {
         name: f.sig.ident.to_string(),
         params,
         wrt,
+        receiver,
     };
-    let helpers: Vec<String> = fns.iter().map(|f| f.sig.ident.to_string()).collect();
-    let mut to_dual = ToDual { helpers };
-    let items = fns
+    let helpers: Vec<String> = fns
         .iter()
-        .map(|f| {
-            let mut d = (*f).clone();
-            // The copy is printed by prettyplease, whose one-line blocks
-            // (`{ for .. {} }`) draw layout-dependent lints the program
-            // itself does not.
-            d.attrs = vec![parse_quote!(#[allow(unused_braces, unused_parens)])];
-            d.vis = parse_quote!(pub);
-            d.sig.ident = format_ident!("{}_dual", f.sig.ident);
-            to_dual.visit_item_fn_mut(&mut d);
-            syn::Item::Fn(d)
+        .filter(|(_, owner)| owner.is_none())
+        .map(|(f, _)| f.sig.ident.to_string())
+        .collect();
+    let mut to_dual = ToDual {
+        helpers,
+        structs: struct_names(&structs),
+    };
+    let mut items: Vec<syn::Item> = struct_items
+        .into_iter()
+        .map(|mut s| {
+            to_dual.visit_item_struct_mut(&mut s);
+            s.ident = format_ident!("{}Dual", s.ident);
+            // Named by the `pub` functions of the copy.
+            s.vis = parse_quote!(pub);
+            syn::Item::Struct(s)
         })
         .collect();
+    items.extend(fns.iter().map(|(f, owner)| {
+        let mut d = f.clone();
+        // The copy is printed by prettyplease, whose one-line blocks
+        // (`{ for .. {} }`) draw layout-dependent lints the program
+        // itself does not.
+        d.attrs = vec![parse_quote!(#[allow(unused_braces, unused_parens)])];
+        d.vis = parse_quote!(pub);
+        d.sig.ident = format_ident!("{}_dual", f.sig.ident);
+        to_dual.visit_item_fn_mut(&mut d);
+        match owner {
+            None => syn::Item::Fn(d),
+            Some(owner) => {
+                let ty = format_ident!("{owner}Dual");
+                let m = syn::ImplItemFn {
+                    attrs: d.attrs,
+                    vis: d.vis,
+                    defaultness: None,
+                    sig: d.sig,
+                    block: *d.block,
+                };
+                parse_quote!(impl #ty { #m })
+            }
+        }
+    }));
     let file = syn::File {
         shebang: None,
         attrs: Vec::new(),
         items,
     };
     Ok((sig, prettyplease::unparse(&file)))
+}
+
+fn struct_names(structs: &[(String, Vec<(String, FieldTy)>)]) -> Vec<String> {
+    structs.iter().map(|(n, _)| n.clone()).collect()
+}
+
+/// The value of a struct of constants from input `i`, for the program or
+/// (`dual`) for its dual copy, where every float is a constant.
+fn data_value(d: &DataTy, i: usize, dual: bool) -> TokenStream {
+    let name = if dual {
+        format_ident!("{}Dual", d.name)
+    } else {
+        format_ident!("{}", d.name)
+    };
+    let fields = d.fields.iter().map(|(f, ty)| {
+        let f = format_ident!("{}", f);
+        let v = match (ty, dual) {
+            (FieldTy::Float, false) => quote!(p[#i].df()),
+            (FieldTy::Float, true) => quote!(D::c(p[#i].df())),
+            (FieldTy::Int(t), _) => {
+                let t = format_ident!("{}", t);
+                quote!(p[#i].di() as #t)
+            }
+            (FieldTy::Vec, false) => quote!(p[#i].da().clone()),
+            (FieldTy::Vec, true) => quote!(p[#i].da().iter().map(|&v| D::c(v)).collect()),
+            (FieldTy::Array(n), false) => quote!(p[#i].da_arr::<#n>()),
+            (FieldTy::Array(n), true) => quote!(p[#i].dual_arr::<#n>()),
+        };
+        quote!(#f: #v)
+    });
+    quote!(#name { #(#fields),* })
 }
 
 /// Line ranges (1-based, inclusive) of the parts of a case's module.
@@ -381,6 +555,15 @@ fn param_glue(
             )
         }
         ParamTy::Bool => (quote!(p[#i].b()), quote!(p[#i].b()), quote!(Kind::B)),
+        ParamTy::Data(d) => {
+            let (v, dv) = (data_value(d, i, false), data_value(d, i, true));
+            let (arg, darg) = if d.by_value {
+                (v, dv)
+            } else {
+                (quote!(&#v), quote!(&#dv))
+            };
+            (arg, darg, quote!(Kind::Data))
+        }
         ParamTy::Array(kind, n) => {
             // The element `k` is seeded when `dir == base + k`.
             let k = if differentiable {
@@ -441,6 +624,16 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             };
         }
     }
+    // A method's receiver is the last input: `me.f_grad(..)`.
+    let (me, dme, call) = match &sig.receiver {
+        Some(d) => {
+            let i = sig.params.len();
+            kinds.push(quote!(Kind::Data));
+            let (v, dv) = (data_value(d, i, false), data_value(d, i, true));
+            (quote!(let me = #v;), quote!(let me = #dv;), quote!(me.))
+        }
+        None => (quote!(), quote!(), quote!()),
+    };
     let n = buffers.len();
     let gs: Vec<_> = (0..n).map(|i| format_ident!("g{}", i)).collect();
     let bs: Vec<_> = (0..n).map(|i| format_ident!("b{}", i)).collect();
@@ -452,29 +645,34 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     let dir_param = if dir > 0 { quote!(dir) } else { quote!(_dir) };
     let glue = quote! {
         fn primal(p: &[Input]) -> f64 {
-            #name(#(#args),*)
+            #me
+            #call #name(#(#args),*)
         }
         fn grad(p: &[Input]) -> (f64, Vec<f64>) {
-            let (v, #gpat) = #grad(#(#args),*);
+            #me
+            let (v, #gpat) = #call #grad(#(#args),*);
             let mut out = Vec::new();
             #(#gs.flat(&mut out);)*
             (v, out)
         }
         fn adjoint(p: &[Input], d_out: f64) -> Vec<f64> {
-            let #gpat = #adjoint(#(#args,)* d_out);
+            #me
+            let #gpat = #call #adjoint(#(#args,)* d_out);
             let mut out = Vec::new();
             #(#gs.flat(&mut out);)*
             out
         }
         fn adjoint_acc(p: &[Input], d_out: f64) -> Vec<f64> {
+            #me
             #(#buffers)*
-            #acc(#(#args,)* d_out, #(#buffer_args),*);
+            #call #acc(#(#args,)* d_out, #(#buffer_args),*);
             let mut out = Vec::new();
             #(#bs.flat(&mut out);)*
             out
         }
         fn dual(p: &[Input], #dir_param: usize) -> D {
-            #dual_name(#(#dargs),*)
+            #dme
+            #call #dual_name(#(#dargs),*)
         }
         pub const PROG: Prog = Prog {
             id: #id,
@@ -496,7 +694,7 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     let alone: Vec<&str> = src
         .trim_end()
         .lines()
-        .filter(|l| !l.starts_with("#[differentiate"))
+        .filter(|l| !l.trim_start().starts_with("#[differentiate"))
         .collect();
     let plain = append(&mut text, &alone.join("\n"));
     text.push_str("}\n\n");

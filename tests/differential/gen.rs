@@ -72,6 +72,10 @@ enum Shape {
     Param(ArrTy),
     LocalVec,
     LocalArray,
+    /// A struct's array field (`cfg.w`, `self.c`): indexed, summed, its
+    /// indices walked and passed to helpers, but not walked by element nor
+    /// copied (see `Gen::data_slots`).
+    Field,
 }
 
 /// Which of the array and call features a program uses.
@@ -84,12 +88,25 @@ struct Features {
     iterators: bool,
 }
 
-/// What a call of a helper must pass: floats, and arrays (of any length,
-/// all being at least `MIN_LEN` long).
+/// What a call of a helper must pass: floats, arrays (of any length, all
+/// being at least `MIN_LEN` long), and the settings struct.
 #[derive(Clone, Debug)]
 struct HelperSig {
     name: String,
-    arrays: Vec<bool>,
+    kinds: Vec<Ty>,
+}
+
+/// Which programs read structs of constants. Drawn from a generator of
+/// their own, so that a program using neither is the one the same seed gave
+/// before they existed.
+#[derive(Clone, Copy, Debug, Default)]
+struct DataUse {
+    /// A `cfg: &Cfg` parameter (`Cfg` by value when `data.copy`), passed on
+    /// to some helpers.
+    cfg: bool,
+    /// `f` is a method of `Model`.
+    method: bool,
+    data: Data,
 }
 
 pub struct Gen {
@@ -110,6 +127,9 @@ pub struct Gen {
     borrowed: Vec<String>,
     /// Nesting of closures (a closure holds no reduction of its own).
     in_closure: usize,
+    /// Every draw about structs of constants.
+    side: Rng,
+    uses: DataUse,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -133,6 +153,8 @@ pub fn program(seed: u64) -> Result<Program, String> {
         callable: Vec::new(),
         borrowed: Vec::new(),
         in_closure: 0,
+        side: Rng::new(seed ^ 0x5374_7275_6374_7321),
+        uses: DataUse::default(),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -170,6 +192,7 @@ impl Gen {
     fn program(&mut self) -> Program {
         self.guards = 0;
         self.callable = Vec::new();
+        self.uses = self.draw_data_use();
         self.features = self.draw_features();
         let mut helpers = Vec::new();
         if self.features.helpers {
@@ -192,14 +215,40 @@ impl Gen {
             params.swap(i, j);
         }
         let wrt = self.wrt(&params);
-        let (body, tail) = self.function_body(&params, 4, 26, 2, 10);
+        if self.uses.cfg {
+            let at = self.side.below(params.len() + 1);
+            params.insert(at, cfg_param(self.uses.data));
+        }
+        let method = self.uses.method;
+        let (body, tail) = self.function_body(&params, method, 4, 26, 2, 10);
+        for h in &mut helpers {
+            h.data = self.uses.data;
+        }
         Program {
             helpers,
             name: "f".into(),
             wrt,
+            receiver: method.then(|| Name::new("self")),
+            data: self.uses.data,
             params,
             body,
             tail,
+        }
+    }
+
+    /// About a fifth of the programs take a settings struct, about one in
+    /// eight is a method (a few both).
+    fn draw_data_use(&mut self) -> DataUse {
+        let r = &mut self.side;
+        let cfg = r.chance(0.2);
+        let method = r.chance(0.12);
+        DataUse {
+            cfg,
+            method,
+            data: Data {
+                copy: r.chance(0.35),
+                i32: r.chance(0.4),
+            },
         }
     }
 
@@ -248,6 +297,8 @@ impl Gen {
         }
         if r.chance(0.35) {
             let ty = if r.chance(0.6) { PTy::Usize } else { PTy::I32 };
+            // One integer type per program: the fields' is the parameter's.
+            self.uses.data.i32 = ty == PTy::I32;
             params.push(Param {
                 name: Name::new("n"),
                 ty,
@@ -312,6 +363,7 @@ impl Gen {
     fn function_body(
         &mut self,
         params: &[Param],
+        method: bool,
         lo: i64,
         hi: i64,
         top_lo: i64,
@@ -337,6 +389,12 @@ impl Gen {
                 },
                 closure: false,
             });
+            if matches!(p.ty, PTy::Cfg(_)) {
+                self.data_slots("cfg");
+            }
+        }
+        if method {
+            self.data_slots("self");
         }
         self.budget = self.rng.range(lo, hi);
         let top = self.rng.range(top_lo, top_hi) as usize;
@@ -357,7 +415,36 @@ impl Gen {
         (body, tail)
     }
 
-    /// A helper `g<k>(x[, y][, w: &[f64]])`, short, calling no helper.
+    /// The fields of `owner` (`cfg`, `self`), readable, never written.
+    fn data_slots(&mut self, owner: &str) {
+        for (field, ty) in fields_of(owner).unwrap() {
+            self.scopes[0].push(Slot {
+                name: format!("{owner}.{field}"),
+                ty: *ty,
+                assignable: false,
+                ready: true,
+                loop_var: false,
+                param: false,
+                len: if *ty == Ty::A { DATA_LEN } else { 0 },
+                amp: true,
+                // `for v in cfg.w.iter()` and closures over `cfg.w` expand
+                // to code that does not compile (the element of a struct's
+                // array is bound by reference); `for &v in &cfg.w`, `.zip`,
+                // `.enumerate()` and `.fold(.., |acc, &v| ..)` over it are
+                // rejected by the macro: a field array is read by index,
+                // unless `GRADMACRO_DIFFTEST_FIELD_WALKS` is set.
+                shape: match ty {
+                    Ty::A if field_walks() && self.uses.data.copy => Shape::LocalArray,
+                    Ty::A if field_walks() => Shape::LocalVec,
+                    Ty::A => Shape::Field,
+                    _ => Shape::NotArray,
+                },
+                closure: false,
+            });
+        }
+    }
+
+    /// A helper `g<k>(x[, y][, w: &[f64]][, cfg])`, short, calling no helper.
     fn helper(&mut self, k: usize) -> Program {
         self.reset();
         let mut params = vec![float_param("x")];
@@ -374,12 +461,17 @@ impl Gen {
                 params.remove(0);
             }
         }
-        let (body, tail) = self.function_body(&params, 1, 8, 1, 4);
+        if self.uses.cfg && self.side.chance(0.6) {
+            params.push(cfg_param(self.uses.data));
+        }
+        let (body, tail) = self.function_body(&params, false, 1, 8, 1, 4);
         self.reset();
         Program {
             helpers: Vec::new(),
             name: format!("g{k}"),
             wrt: None,
+            receiver: None,
+            data: self.uses.data,
             params,
             body,
             tail,
@@ -424,6 +516,25 @@ impl Gen {
             return;
         };
         for q in &probe.params {
+            if matches!(q.ty, PTy::Cfg(_)) && info.reads[q.name.id] == 0 {
+                // A settings struct no field of which is read tests nothing.
+                let name = q.name.s.trim_start_matches('_').to_string();
+                for r in &mut p.params {
+                    if r.name.s == q.name.s {
+                        r.name.s = name.clone();
+                    }
+                }
+                let v = FExpr::Var(Name::new(&format!("{name}.scale")));
+                let add = |e: FExpr| FExpr::Bin(FOp::Mul, Box::new(e), Box::new(v.clone()));
+                match &mut p.tail {
+                    Some(t) => *t = add(t.clone()),
+                    None => {
+                        if let Some(Stmt::Return(e)) = p.body.last_mut() {
+                            *e = add(e.clone());
+                        }
+                    }
+                }
+            }
             if q.ty.floats() && info.reads[q.name.id] == 0 {
                 let name = q.name.s.trim_start_matches('_');
                 for r in &mut p.params {
@@ -568,8 +679,11 @@ impl Gen {
     /// A name for a new `let`: fresh, or shadowing a visible one.
     fn let_name(&mut self, ty: Ty) -> String {
         if self.in_fblock == 0 && self.rng.chance(0.25) {
-            let same = self.visible(ty);
-            let other = self.visible(if ty == Ty::F { Ty::I } else { Ty::F });
+            let bindable = |v: Vec<Slot>| -> Vec<Slot> {
+                v.into_iter().filter(|s| !s.name.contains('.')).collect()
+            };
+            let same = bindable(self.visible(ty));
+            let other = bindable(self.visible(if ty == Ty::F { Ty::I } else { Ty::F }));
             if self.rng.chance(0.1) && !other.is_empty() {
                 return self.rng.pick(&other).name.clone();
             }
@@ -898,7 +1012,14 @@ impl Gen {
             .filter(|s| s.loop_var)
             .map(|s| s.name.clone())
             .collect();
-        let int_param = self.visible(Ty::I).into_iter().find(|s| s.name == "n");
+        // The parameter `n`, or a struct's integer field (`cfg.n`).
+        let int_param = self
+            .visible(Ty::I)
+            .into_iter()
+            .find(|s| s.name == "n" || (s.name.contains('.') && s.ty == Ty::I));
+        let bound = int_param
+            .as_ref()
+            .map_or("n".to_string(), |s| s.name.clone());
         let int_locals: Vec<String> = self
             .visible(Ty::I)
             .into_iter()
@@ -914,9 +1035,9 @@ impl Gen {
             },
         };
         let hi = match self.rng.weighted(&[40, 20, 5, 15, 10, 10]) {
-            1 if int_param.is_some() => IExpr::Var(Name::new("n")),
+            1 if int_param.is_some() => IExpr::Var(Name::new(&bound)),
             2 if int_param.is_some() => IExpr::Add(
-                Box::new(IExpr::Var(Name::new("n"))),
+                Box::new(IExpr::Var(Name::new(&bound))),
                 Box::new(IExpr::Lit(1)),
             ),
             3 if !outer_loop_vars.is_empty() => IExpr::Add(
@@ -933,6 +1054,15 @@ impl Gen {
                 IExpr::Var(Name::new(&self.rng.pick(&outer_loop_vars).clone()))
             }
             _ => IExpr::Lit(self.rng.range(1, 4)),
+        };
+        // A struct's integer field is the loop bound it is meant to be.
+        let field = self
+            .visible(Ty::I)
+            .into_iter()
+            .find(|s| s.name.contains('.'));
+        let hi = match field {
+            Some(f) if self.side.chance(0.3) => IExpr::Var(Name::new(&f.name)),
+            _ => hi,
         };
         let inclusive = self.rng.chance(0.2);
         let rev = self.rng.chance(0.15);
@@ -1578,7 +1708,22 @@ fn float_param(name: &str) -> Param {
 fn signature_of(h: &Program) -> HelperSig {
     HelperSig {
         name: h.name.clone(),
-        arrays: h.params.iter().map(|p| p.ty.ty() == Ty::A).collect(),
+        kinds: h.params.iter().map(|p| p.ty.ty()).collect(),
+    }
+}
+
+/// Whether the arrays of structs are walked and copied like local arrays
+/// (`GRADMACRO_DIFFTEST_FIELD_WALKS=1`), which the macro does not support
+/// yet.
+fn field_walks() -> bool {
+    std::env::var_os("GRADMACRO_DIFFTEST_FIELD_WALKS").is_some_and(|v| v == "1")
+}
+
+fn cfg_param(data: Data) -> Param {
+    Param {
+        name: Name::new("cfg"),
+        ty: PTy::Cfg(data.copy),
+        mutable: false,
     }
 }
 
@@ -1652,16 +1797,19 @@ impl Gen {
     fn helper_call(&mut self, d: u32) -> Option<FExpr> {
         let sig = self.rng.pick(&self.callable).clone();
         let arrays = self.visible(Ty::A);
-        if sig.arrays.contains(&true) && arrays.is_empty() {
+        if sig.kinds.contains(&Ty::A) && arrays.is_empty() {
             return None;
         }
         let mut args = Vec::new();
-        for &is_array in &sig.arrays {
-            if is_array {
-                let a = self.pick_slot(&arrays);
-                args.push(Arg::A(Name::new(&a.name), a.amp));
-            } else {
-                args.push(Arg::F(self.fexpr(d)));
+        for &kind in &sig.kinds {
+            match kind {
+                Ty::A => {
+                    let a = self.pick_slot(&arrays);
+                    args.push(Arg::A(Name::new(&a.name), a.amp));
+                }
+                // Passed on as received: every function has the same `cfg`.
+                Ty::D => args.push(Arg::D(Name::new("cfg"))),
+                _ => args.push(Arg::F(self.fexpr(d))),
             }
         }
         Some(FExpr::Apply(sig.name, args))
@@ -1770,6 +1918,8 @@ impl Gen {
         let a = self.pick_slot(&arrays);
         let w = if by_index {
             [1, 1, 0, 0, 1]
+        } else if a.shape == Shape::Field {
+            [12, 25, 0, 0, 0]
         } else {
             [12, 25, 20, 20, 23]
         };
@@ -1864,6 +2014,14 @@ const CLOSURE_NAMES: &[&str] = &["v", "q", "el", "c", "wv"];
 const ACC_NAMES: &[&str] = &["acc", "tot", "run"];
 
 impl Gen {
+    /// The arrays that can be walked by element and copied: not a struct's.
+    fn walkable(&self) -> Vec<Slot> {
+        self.visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.shape != Shape::Field)
+            .collect()
+    }
+
     /// Whether the iterator forms can be drawn here.
     fn iterators_here(&self) -> bool {
         self.features.iterators && self.in_closure == 0 && !self.visible(Ty::A).is_empty()
@@ -1957,7 +2115,11 @@ impl Gen {
     /// A name for a closure parameter: now and then one that shadows a
     /// visible float.
     fn closure_name(&mut self, pool: &[&str]) -> String {
-        let floats = self.visible(Ty::F);
+        let floats: Vec<Slot> = self
+            .visible(Ty::F)
+            .into_iter()
+            .filter(|s| !s.name.contains('.'))
+            .collect();
         if !floats.is_empty() && self.rng.chance(0.3) {
             return self.rng.pick(&floats).name.clone();
         }
@@ -1967,7 +2129,7 @@ impl Gen {
     /// What a closure walks: an array's elements (reversed, copied, bound
     /// by `&v`), two arrays zipped, an enumeration, or a range of indices.
     fn source(&mut self) -> Source {
-        let arrays = self.visible(Ty::A);
+        let arrays = self.walkable();
         let w = if arrays.is_empty() {
             [0, 0, 0, 1]
         } else {
@@ -2124,7 +2286,7 @@ impl Gen {
     /// filled by `push`; often written, then read into an outer float so
     /// that it is not dead.
     fn iter_stmts(&mut self) -> Vec<Stmt> {
-        let arrays = self.visible(Ty::A);
+        let arrays = self.walkable();
         let w = [30, if arrays.is_empty() { 0 } else { 50 }, 20];
         let made = match self.rng.weighted(&w) {
             0 => self.let_collect(),
@@ -2188,7 +2350,7 @@ impl Gen {
     /// `let mut s = x;`, `*x`, `w.to_vec()`, `w.clone()`, `w.to_owned()`,
     /// now and then shadowing the array copied.
     fn let_copy(&mut self) -> Stmt {
-        let arrays = self.visible(Ty::A);
+        let arrays = self.walkable();
         // Fixed arrays are rarer, and have the most ways to be copied.
         let fixed: Vec<Slot> = arrays
             .iter()

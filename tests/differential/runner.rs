@@ -37,6 +37,8 @@ pub const ABS: f64 = 1e-12;
 pub const MIN_MARGIN: f64 = 1e-3;
 /// Largest accepted intermediate value or derivative magnitude.
 pub const MAX_MAGNITUDE: f64 = 1e8;
+/// The length of a struct's array field.
+pub const DATA_LEN: usize = 3;
 /// The `d_out` of `f_adjoint`, in turn: none a power of two.
 pub const D_OUTS: [f64; 3] = [2.5, -0.75, 1.3];
 /// What `f_adjoint_acc`'s buffers hold before the call: it must add.
@@ -49,6 +51,9 @@ pub enum Input {
     B(bool),
     /// The elements of an array parameter.
     S(Vec<f64>),
+    /// A struct of constants (a parameter or the receiver): its float, its
+    /// integer and its array field.
+    Data(f64, i64, Vec<f64>),
 }
 
 impl Input {
@@ -93,6 +98,32 @@ impl Input {
     }
     pub fn ds_arr<const N: usize>(&self, k: usize) -> [D; N] {
         self.ds(k).try_into().expect("the stated length")
+    }
+    pub fn df(&self) -> f64 {
+        match self {
+            Input::Data(v, ..) => *v,
+            _ => panic!("not a struct input"),
+        }
+    }
+    pub fn di(&self) -> i64 {
+        match self {
+            Input::Data(_, v, _) => *v,
+            _ => panic!("not a struct input"),
+        }
+    }
+    pub fn da(&self) -> &Vec<f64> {
+        match self {
+            Input::Data(.., v) => v,
+            _ => panic!("not a struct input"),
+        }
+    }
+    pub fn da_arr<const N: usize>(&self) -> [f64; N] {
+        self.da().as_slice().try_into().expect("the field's length")
+    }
+    /// The array field as dual-number constants.
+    pub fn dual_arr<const N: usize>(&self) -> [D; N] {
+        let v: Vec<D> = self.da().iter().map(|&v| D::c(v)).collect();
+        v.try_into().expect("the field's length")
     }
     /// The value a direction moves: the float, or one element.
     fn at(&self, elem: Option<usize>) -> f64 {
@@ -140,6 +171,8 @@ pub enum Kind {
     B,
     /// An array parameter of the given length; `true` when differentiable.
     S(bool, usize),
+    /// A struct of constants.
+    Data,
 }
 
 /// The directions of differentiation: (parameter, element of an array).
@@ -185,6 +218,11 @@ fn draw(rng: &mut Rng, kinds: &[Kind]) -> Vec<Input> {
             Kind::I => Input::I(rng.below(5) as i64),
             Kind::B => Input::B(rng.below(2) == 1),
             Kind::S(_, n) => Input::S((0..*n).map(|_| draw_float(rng)).collect()),
+            Kind::Data => Input::Data(
+                draw_float(rng),
+                rng.below(5) as i64,
+                (0..DATA_LEN).map(|_| draw_float(rng)).collect(),
+            ),
         })
         .collect()
 }
@@ -262,6 +300,7 @@ fn show(x: &[Input]) -> String {
             Input::I(v) => format!("{v}"),
             Input::B(v) => format!("{v}"),
             Input::S(v) => format!("{v:?}"),
+            Input::Data(f, i, a) => format!("{{ {f:?}, {i}, {a:?} }}"),
         })
         .collect();
     format!("({})", parts.join(", "))

@@ -73,7 +73,7 @@ pub fn candidates(p: &Program) -> Vec<Program> {
             .filter(|q| q.ty == PTy::F64 && !q.name.s.starts_with('_'))
             .map(|q| q.name.s.clone())
             .collect();
-        let first_local = resolved.params.len() + 1;
+        let first_local = resolved.params.len() + usize::from(resolved.receiver.is_some()) + 1;
         for id in first_local..info.decls.len() {
             if info.decls[id].ty != Ty::F || info.reads[id] == 0 {
                 continue;

@@ -67,6 +67,18 @@ impl Resolver {
     }
 
     fn lookup(&self, n: &Name, ty: Ty) -> Result<usize, String> {
+        // `cfg.scale`: a read of `cfg`, as the field's type.
+        if let Some((owner, field)) = split_field(&n.s) {
+            let Some(&(_, fty)) =
+                fields_of(owner).and_then(|f| f.iter().find(|(f, _)| *f == field))
+            else {
+                return Err(format!("`{}` is not a field", n.s));
+            };
+            if !compatible(fty, ty) {
+                return Err(format!("`{}` has the wrong type", n.s));
+            }
+            return self.lookup(&Name::new(owner), Ty::D);
+        }
         for scope in self.scopes.iter().rev() {
             if let Some((_, id)) = scope.iter().rev().find(|(s, _)| *s == n.s) {
                 if !compatible(self.decls[*id].ty, ty) {
@@ -167,6 +179,9 @@ impl Resolver {
                         }
                     }
                 }
+                if name.s.contains('.') {
+                    return Err("a field is written".into());
+                }
                 if let Some(floor) = self.fblock_floor {
                     if name.id < floor {
                         return Err("a block expression writes an outer variable".into());
@@ -263,6 +278,9 @@ impl Resolver {
                 self.iexpr(index)?;
                 self.fexpr(val)?;
                 name.id = self.lookup(name, Ty::A)?;
+                if name.s.contains('.') {
+                    return Err("a field is written".into());
+                }
                 if self.fblock_floor.is_some() {
                     return Err("a block expression writes an array".into());
                 }
@@ -342,6 +360,7 @@ impl Resolver {
                     match a {
                         Arg::F(e) => self.fexpr(e)?,
                         Arg::A(n, _) => self.read_arr(n)?,
+                        Arg::D(n) => self.read(n, Ty::D)?,
                     }
                 }
             }
@@ -416,6 +435,9 @@ pub fn resolve(p: &mut Program) -> Result<Info, String> {
         fblock_floor: None,
         closures: 0,
     };
+    if let Some(me) = &mut p.receiver {
+        r.declare(me, Ty::D);
+    }
     let mut seen = Vec::new();
     for param in &mut p.params {
         if seen.contains(&param.name.s) {
@@ -769,7 +791,7 @@ impl Live<'_> {
             }
             FExpr::Apply(_, args) => args.iter_mut().fold(live, |mut l, a| match a {
                 Arg::F(e) => self.fexpr(e, l),
-                Arg::A(n, _) => {
+                Arg::A(n, _) | Arg::D(n) => {
                     l.insert(n.id);
                     l
                 }
@@ -1185,7 +1207,7 @@ impl Init {
                 for a in args {
                     match a {
                         Arg::F(e) => self.fexpr(e, st),
-                        Arg::A(n, _) => self.need(st, n.id),
+                        Arg::A(n, _) | Arg::D(n) => self.need(st, n.id),
                     }
                 }
             }
@@ -1646,9 +1668,9 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         def: Set::new(),
         maybe: Set::new(),
     };
-    for q in &p.params {
-        st.def.insert(q.name.id);
-        st.maybe.insert(q.name.id);
+    for q in p.params.iter().map(|q| &q.name).chain(&p.receiver) {
+        st.def.insert(q.id);
+        st.maybe.insert(q.id);
     }
     let end = init.run(&p.body, st);
     if let (Some(end), Some(t)) = (&end, &p.tail) {
