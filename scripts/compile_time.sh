@@ -23,7 +23,7 @@
 # `-Z time-passes` (RUSTC_BOOTSTRAP=1, on the throwaway crates only); and the
 # expansion itself, as the ignored unit test gradmacro/src/bench_expand.rs
 # measures it:
-#   cargo test --release -p gradmacro bench_expand -- --ignored --nocapture
+#   cargo test --release -p gradmacro bench_expand -- --ignored --nocapture --exact bench_expand::bench_expand
 #
 # For typical100 it prints, against targets:
 #   - the build-time ratio, attributed crate / plain crate, in dev and in
@@ -298,7 +298,7 @@ done
 expansion_in_rustc() { read -r _ e _ <<<"${res[$1.release]}"; echo "$e s"; }
 
 echo "timing the expansion alone (ignored unit test, release build of the macro)"
-expand_out=$(cd "$root" && cargo test -q --release -p gradmacro bench_expand -- --ignored --nocapture 2>&1)
+expand_out=$(cd "$root" && cargo test -q --release -p gradmacro bench_expand -- --ignored --nocapture --exact bench_expand::bench_expand 2>&1)
 declare -A expand_ms
 while read -r n ms; do
     expand_ms[$n]=$(awk -v v="$ms" 'BEGIN { printf "%.0f", v }')
