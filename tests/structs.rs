@@ -226,3 +226,26 @@ fn fields_named_like_generated_names() {
         assert_close(dw[2], 0.0);
     }
 }
+
+impl Spring {
+    /// Two springs in a row: a method calling a differentiated method of its
+    /// own type (through `self.energy_pullback`).
+    #[differentiate]
+    pub fn pair_energy(&self, x: f64, y: f64) -> f64 {
+        self.energy(x) + 2.0 * self.energy(y - x)
+    }
+}
+
+#[test]
+fn a_method_calls_a_differentiated_method() {
+    let s = Spring { k: 3.0, rest: 0.5 };
+    for (x, y) in [(1.0, 2.5), (-0.5, 0.3), (2.0, 1.0)] {
+        let (value, (dx, dy)) = s.pair_energy_grad(x, y);
+        assert_eq!(value.to_bits(), s.pair_energy(x, y).to_bits());
+        // energy'(u) = k (u - rest)
+        let (e1, e2) = (s.k * (x - s.rest), s.k * (y - x - s.rest));
+        assert_close(dx, e1 - 2.0 * e2);
+        assert_close(dy, 2.0 * e2);
+        assert_close(s.pair_energy_adjoint(x, y, -0.5).1, -0.5 * 2.0 * e2);
+    }
+}

@@ -266,6 +266,11 @@ impl Lowerer<'_> {
                 "turbofish method calls are not supported on differentiated values",
             );
         }
+        let receiver_is_self =
+            matches!(super::strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"));
+        if Prim::from_method(&name).is_none() && receiver_is_self && m.turbofish.is_none() {
+            return self.self_method_call(m);
+        }
         let Some(prim) = Prim::from_method(&name) else {
             let msg = match name.as_str() {
                 "sin_cos" => "`sin_cos` is not supported: call `x.sin()` and `x.cos()` separately"
@@ -340,16 +345,36 @@ impl Lowerer<'_> {
             // The gradient stops here on purpose: the value is a constant.
             return self.passive_val(e);
         }
+        let Some(args) = self.call_args(c.args.iter()) else {
+            return self.passive_val_silent();
+        };
+        let mut pullback = p.path.clone();
+        if let Some(seg) = pullback.segments.last_mut() {
+            seg.ident = syn::Ident::new(&format!("{}_pullback", seg.ident), seg.ident.span());
+        }
+        let _ = e;
+        Val::Call(crate::ir::Call {
+            id: crate::ir::StmtId::default(),
+            dst: crate::ir::VarId(usize::MAX),
+            func: p.path.to_token_stream(),
+            pullback: pullback.to_token_stream(),
+            args,
+            write: crate::ir::Write::Def,
+            ctx: self.ctx,
+        })
+    }
+
+    /// The arguments of a call to a differentiated function: each passed as
+    /// written, with where its share of the adjoint goes.
+    fn call_args<'e>(&mut self, exprs: impl Iterator<Item = &'e Expr>) -> Option<Vec<CallArg>> {
         let mut args = Vec::new();
-        for a in &c.args {
+        for a in exprs {
             if let Some(arg) = self.array_arg(a) {
                 args.push(arg);
                 continue;
             }
             if !rename::mentions_active(a, self) {
-                let Some(value) = self.passive(a) else {
-                    return self.passive_val_silent();
-                };
+                let value = self.passive(a)?;
                 args.push(CallArg {
                     value,
                     share: Share::None,
@@ -379,16 +404,22 @@ impl Lowerer<'_> {
                 share: Share::Scalar(op),
             });
         }
-        let mut pullback = p.path.clone();
-        if let Some(seg) = pullback.segments.last_mut() {
-            seg.ident = syn::Ident::new(&format!("{}_pullback", seg.ident), seg.ident.span());
-        }
-        let _ = e;
+        Some(args)
+    }
+
+    /// `self.h(x)` where `h` is a differentiated method of the same type: its
+    /// value from the method itself, its adjoint from `self.h_pullback`.
+    fn self_method_call(&mut self, m: &syn::ExprMethodCall) -> Val {
+        let Some(args) = self.call_args(m.args.iter()) else {
+            return self.passive_val_silent();
+        };
+        let method = &m.method;
+        let pullback = syn::Ident::new(&format!("{method}_pullback"), method.span());
         Val::Call(crate::ir::Call {
             id: crate::ir::StmtId::default(),
             dst: crate::ir::VarId(usize::MAX),
-            func: p.path.to_token_stream(),
-            pullback: pullback.to_token_stream(),
+            func: quote::quote!(self.#method),
+            pullback: quote::quote!(self.#pullback),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,
