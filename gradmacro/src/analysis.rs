@@ -401,10 +401,10 @@ pub fn analyze(f: &Func) -> Analysis {
             declared[v.0] = true;
         }
     });
-    let mut escaping = HashSet::new();
-    exits(&f.body, &mut escaping);
+    let mut sites = ExitSites::default();
+    exits(&f.body, &mut sites);
     let mut a = Analysis {
-        escaping,
+        escaping: sites.escaping,
         adj,
         needed,
         scoped,
@@ -500,9 +500,9 @@ fn reverse_reads(s: &Stmt, adj: &[bool]) -> (Vec<VarId>, bool) {
 /// written once outside all loops, or is the binding of an enclosing loop that
 /// the reverse sweep rebuilds too. `bound` holds those enclosing bindings.
 fn reversible_loops(f: &Func, b: &Block, bound: &mut Vec<VarId>, out: &mut HashSet<SiteId>) {
-    let mut breaking = HashSet::new();
-    let _ = breaking_loops(b, &mut breaking);
-    reversible_loops_in(f, b, &breaking, bound, out);
+    let mut sites = ExitSites::default();
+    let _ = exits(b, &mut sites);
+    reversible_loops_in(f, b, &sites.breaking, bound, out);
 }
 
 fn reversible_loops_in(
@@ -695,37 +695,6 @@ struct Leaves {
     loop_body: bool,
 }
 
-/// Collects the loops whose body leaves them (`break`, or `return`
-/// anywhere), in one pass from the innermost out; returns whether `b`
-/// breaks, as a loop body, and whether it returns. (Asking each loop in
-/// turn walked nested loops again at every level.)
-fn breaking_loops(b: &Block, out: &mut HashSet<SiteId>) -> (bool, bool) {
-    let (mut breaks, mut returns) = (false, false);
-    for s in &b.stmts {
-        let (brk, ret) = match s {
-            Stmt::Exit(Exit::Break) => (true, false),
-            Stmt::Exit(Exit::Return) => (true, true),
-            Stmt::If(i) => {
-                let (bt, rt) = breaking_loops(&i.then, out);
-                let (be, re) = breaking_loops(&i.els, out);
-                (bt || be, rt || re)
-            }
-            Stmt::Loop(l) => {
-                let (lb, lr) = breaking_loops(&l.body, out);
-                if lb {
-                    out.insert(l.site);
-                }
-                // Only a `return` leaves the enclosing block through a loop.
-                (lr, lr)
-            }
-            _ => (false, false),
-        };
-        breaks |= brk;
-        returns |= ret;
-    }
-    (breaks, returns)
-}
-
 /// The variable a simple statement writes.
 fn written(s: &Stmt) -> Option<VarId> {
     match s {
@@ -868,38 +837,72 @@ impl Analysis {
     }
 }
 
-/// One walk from the innermost constructs out: whether `b` holds an exit
-/// that leaves it if it is not a loop's body (any `break`, `continue` or
-/// `return` outside nested loops, or a `return` anywhere), and whether it
-/// holds a `return`; the `if`s and loops that may leave their block go into
-/// `escaping`.
-fn exits(b: &Block, escaping: &mut HashSet<SiteId>) -> (bool, bool) {
-    let (mut any, mut ret) = (false, false);
+/// The `if`s and loops that exits leave, found in one walk from the
+/// innermost constructs out (asking each construct in turn walked the nested
+/// ones again at every level).
+#[derive(Default)]
+struct ExitSites {
+    /// `if`s and loops that may leave their enclosing block early.
+    escaping: HashSet<SiteId>,
+    /// Loops whose body leaves them: a `break`, or a `return` anywhere.
+    breaking: HashSet<SiteId>,
+}
+
+/// What a block holds, seen from outside it.
+#[derive(Clone, Copy, Default)]
+struct Exits {
+    /// Any `break`, `continue` or `return` outside nested loops, or a
+    /// `return` anywhere: it leaves the block if the block is not a loop body.
+    any: bool,
+    /// A `break` outside nested loops, or a `return` anywhere: it leaves the
+    /// loop whose body the block is.
+    breaks: bool,
+    /// A `return` anywhere.
+    returns: bool,
+}
+
+fn exits(b: &Block, sites: &mut ExitSites) -> Exits {
+    let mut all = Exits::default();
     for s in &b.stmts {
-        let (a, r) = match s {
-            Stmt::Exit(e) => (true, *e == Exit::Return),
+        let e = match s {
+            Stmt::Exit(e) => Exits {
+                any: true,
+                breaks: *e != Exit::Continue,
+                returns: *e == Exit::Return,
+            },
             Stmt::If(i) => {
-                let (ta, tr) = exits(&i.then, escaping);
-                let (ea, er) = exits(&i.els, escaping);
-                if ta || ea {
-                    escaping.insert(i.site);
+                let (t, e) = (exits(&i.then, sites), exits(&i.els, sites));
+                if t.any || e.any {
+                    sites.escaping.insert(i.site);
                 }
-                (ta || ea, tr || er)
+                Exits {
+                    any: t.any || e.any,
+                    breaks: t.breaks || e.breaks,
+                    returns: t.returns || e.returns,
+                }
             }
             Stmt::Loop(l) => {
-                // A loop's own `break`s and `continue`s stay inside it.
-                let (_, r) = exits(&l.body, escaping);
-                if r {
-                    escaping.insert(l.site);
+                let body = exits(&l.body, sites);
+                if body.breaks {
+                    sites.breaking.insert(l.site);
                 }
-                (r, r)
+                // A loop's own `break`s and `continue`s stay inside it.
+                if body.returns {
+                    sites.escaping.insert(l.site);
+                }
+                Exits {
+                    any: body.returns,
+                    breaks: body.returns,
+                    returns: body.returns,
+                }
             }
-            _ => (false, false),
+            _ => Exits::default(),
         };
-        any |= a;
-        ret |= r;
+        all.any |= e.any;
+        all.breaks |= e.breaks;
+        all.returns |= e.returns;
     }
-    (any, ret)
+    all
 }
 
 pub fn stmt_ctx(s: &Stmt) -> Ctx {
