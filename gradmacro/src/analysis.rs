@@ -602,14 +602,11 @@ fn recomputable(
             }
             Stmt::Step(st) => {
                 let v = f.var(st.dst);
-                let fixed = |u: VarId| {
-                    let var = f.var(u);
-                    let param = f.params.iter().any(|p| p.id == u);
-                    out[u.0]
-                        || !var.reassigned
-                            && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
-                };
-                let inputs = st.args.iter().all(|a| a.reads().into_iter().all(fixed));
+                let inputs = st.args.iter().all(|a| {
+                    a.reads()
+                        .into_iter()
+                        .all(|u| unchanged(f, replayed, out, u))
+                });
                 if !left
                     && !deferred[st.dst.0]
                     && st.write == Write::Def
@@ -631,19 +628,23 @@ fn recomputable(
     leaves
 }
 
+/// Whether the reverse sweep reads `u` with the value the forward sweep read:
+/// it can compute it again (`recomputable`), or it is a parameter, a value
+/// defined before any loop and never reassigned, or a replayed loop index.
+fn unchanged(f: &Func, replayed: &[bool], recomputable: &[bool], u: VarId) -> bool {
+    let var = f.var(u);
+    let param = f.params.iter().any(|p| p.id == u);
+    recomputable[u.0]
+        || !var.reassigned && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
+}
+
 /// The `if`s inside loops whose condition can be evaluated again by the
 /// reverse sweep: every value it reads is a parameter, a value defined before
 /// any loop and never reassigned, a replayed loop index, or a value the
 /// reverse sweep can compute again (`candidates`); and it calls nothing that
 /// could have an effect or give another answer the second time.
 fn conditions_to_recompute(f: &Func, replayed: &[bool], candidates: &[bool]) -> HashSet<SiteId> {
-    let fixed = |u: &VarId| {
-        let var = f.var(*u);
-        let param = f.params.iter().any(|p| p.id == *u);
-        candidates[u.0]
-            || !var.reassigned
-                && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
-    };
+    let fixed = |u: &VarId| unchanged(f, replayed, candidates, *u);
     let mut sites = HashSet::new();
     walk(&f.body, &mut |s| {
         if let Stmt::If(i) = s {

@@ -31,6 +31,19 @@ pub fn generate(attr: &TokenStream, item: &TokenStream) -> TokenStream {
     let mut quiet = Ctxt::default();
     let sig = match signature::check(&f.sig, &args, &mut quiet) {
         Some(sig) if !quiet.has_errors() && sig.params.len() == f.sig.inputs.len() => sig,
+        // A point must never be dropped without a word: a method has no
+        // value of `Self` to check at.
+        Some(sig) if !quiet.has_errors() && sig.receiver.is_some() => {
+            let mut cx = Ctxt::default();
+            for point in &args.checks {
+                cx.error(
+                    &point.keyword,
+                    "`check(..)` points are not supported on methods (there is no receiver to call them on): \
+                     check a free function, or call `gradmacro_runtime::check_gradient` in a test of your own",
+                );
+            }
+            return cx.into_compile_errors();
+        }
         _ => return TokenStream::new(),
     };
     let mut cx = Ctxt::default();

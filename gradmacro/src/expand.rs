@@ -142,12 +142,7 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
         .iter()
         .filter(|p| p.kind == signature::ParamKind::Differentiable)
         .collect();
-    let entry = |p: &signature::ParamSpec| match &p.shape {
-        crate::ir::Shape::Scalar => quote!(#ty),
-        crate::ir::Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
-        crate::ir::Shape::Array { len: Some(n) } => quote!([#ty; #n]),
-    };
-    let entries: Vec<TokenStream> = diff.iter().map(|p| entry(p)).collect();
+    let entries: Vec<TokenStream> = diff.iter().map(|p| emit::entry_ty(&p.shape, &ty)).collect();
     let g = if entries.len() == 1 {
         entries[0].clone()
     } else {
@@ -164,10 +159,12 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
     let slots: Vec<TokenStream> = sig
         .params
         .iter()
-        .map(|p| match (&p.kind, &p.shape) {
-            (signature::ParamKind::Passive, _) => quote!(_: ()),
-            (_, crate::ir::Shape::Scalar) => quote!(_: ::core::option::Option<&mut #ty>),
-            _ => quote!(_: ::core::option::Option<&mut [#ty]>),
+        .map(|p| match p.kind {
+            signature::ParamKind::Passive => quote!(_: ()),
+            _ => {
+                let slot = emit::slot_ty(&p.shape, &ty);
+                quote!(_: #slot)
+            }
         })
         .collect();
     quote! {

@@ -7,6 +7,8 @@ mod records;
 mod reverse;
 mod wrappers;
 
+pub(crate) use wrappers::{entry_ty, slot_ty};
+
 use crate::analysis::{analyze, Analysis};
 use crate::ir::*;
 use crate::names::Names;
@@ -365,11 +367,7 @@ impl Emitter<'_> {
                 continue;
             };
             let d = slot_names[&v].clone();
-            let slot_ty = if p.shape.is_array() {
-                quote!(::core::option::Option<&mut [#ty]>)
-            } else {
-                quote!(::core::option::Option<&mut #ty>)
-            };
+            let slot_ty = wrappers::slot_ty(&p.shape, &ty);
             if !self.a.adj[v.0] {
                 let i = format_ident!("_{}", d);
                 slots.push(quote!(#i: #slot_ty));

@@ -87,14 +87,7 @@ pub fn wrappers(
     } else {
         quote!((#(#ds),*))
     };
-    let tys: Vec<TokenStream> = entries
-        .iter()
-        .map(|en| match &en.shape {
-            Shape::Scalar => quote!(#ty),
-            Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
-            Shape::Array { len: Some(n) } => quote!([#ty; #n]),
-        })
-        .collect();
+    let tys: Vec<TokenStream> = entries.iter().map(|en| entry_ty(&en.shape, &ty)).collect();
     let grad_ty = if tys.len() == 1 {
         quote!(#(#tys)*)
     } else {
@@ -197,15 +190,15 @@ fn pullback(
         if unavailable.get(i) == Some(&true) {
             let d = names.adjoint(x);
             slot_args.push(quote!(()));
+            let slot = slot_ty(&p.shape, ty);
+            slots.push(quote!(#d: #slot));
             if p.shape.is_array() {
-                slots.push(quote!(#d: ::core::option::Option<&mut [#ty]>));
                 poison.push(quote! {
                     if let ::core::option::Option::Some(b) = #d {
                         b.fill(#ty::NAN);
                     }
                 });
             } else {
-                slots.push(quote!(#d: ::core::option::Option<&mut #ty>));
                 poison.push(quote! {
                     if let ::core::option::Option::Some(b) = #d {
                         *b = #ty::NAN;
@@ -220,11 +213,8 @@ fn pullback(
             continue;
         }
         let d = names.adjoint(x);
-        slots.push(if p.shape.is_array() {
-            quote!(#d: ::core::option::Option<&mut [#ty]>)
-        } else {
-            quote!(#d: ::core::option::Option<&mut #ty>)
-        });
+        let slot = slot_ty(&p.shape, ty);
+        slots.push(quote!(#d: #slot));
         slot_args.push(quote!(#d));
     }
     let link = doc_link(name, receiver);
@@ -322,5 +312,24 @@ pub fn doc_link(name: &Ident, receiver: Option<&syn::Receiver>) -> String {
     match receiver {
         Some(_) => format!("[`{name}`](Self::{name})"),
         None => format!("[`{name}`]"),
+    }
+}
+
+/// The type of a gradient entry: the parameter's shape, holding floats.
+pub fn entry_ty(shape: &Shape, ty: &TokenStream) -> TokenStream {
+    match shape {
+        Shape::Scalar => quote!(#ty),
+        Shape::Array { len: None } => quote!(::std::vec::Vec<#ty>),
+        Shape::Array { len: Some(n) } => quote!([#ty; #n]),
+    }
+}
+
+/// The slot a differentiated caller lends for a float parameter's share of
+/// the adjoint (`None`: not wanted).
+pub fn slot_ty(shape: &Shape, ty: &TokenStream) -> TokenStream {
+    if shape.is_array() {
+        quote!(::core::option::Option<&mut [#ty]>)
+    } else {
+        quote!(::core::option::Option<&mut #ty>)
     }
 }
