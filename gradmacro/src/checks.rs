@@ -10,7 +10,7 @@
 
 use crate::args::{Args, CheckPoint};
 use crate::ctxt::Ctxt;
-use crate::ir::{Float, Shape};
+use crate::ir::Shape;
 use crate::signature::{self, ParamKind, ParamSpec, Signature_};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -204,10 +204,7 @@ fn test(function: &Ident, index: usize, sig: &Signature_, values: &[&syn::Expr])
         local("g".into()),
         local("a".into()),
     );
-    let float = match sig.float {
-        Float::F64 => quote!(f64),
-        Float::F32 => quote!(f32),
-    };
+    let float = crate::emit::float_ty(sig.float);
     let name = function.to_string();
     let test_name = format_ident!("{}_check_{}", function, index, span = function.span());
     let (grad, adjoint) = (

@@ -126,10 +126,7 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
         format_ident!("{name}_adjoint_acc"),
         format_ident!("{name}_pullback"),
     );
-    let ty = match sig.float {
-        crate::ir::Float::F64 => quote!(f64),
-        crate::ir::Float::F32 => quote!(f32),
-    };
+    let ty = emit::float_ty(sig.float);
     let receiver = sig.receiver.iter().map(|r| quote!(#r));
     let params: Vec<_> = receiver
         .chain(sig.params.iter().map(|p| {

@@ -113,6 +113,11 @@ fn elem_name(ty: &Type) -> Result<Option<String>, &'static str> {
     }
 }
 
+/// An integer or `bool` type: a constant that is not data of the user's own.
+fn integer(ty: &Type) -> bool {
+    simple_type(ty).is_some_and(|n| INTEGERS.contains(&n.as_str()))
+}
+
 fn float_of(name: &str) -> Option<Float> {
     match name {
         "f64" => Some(Float::F64),
@@ -212,7 +217,7 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             seen.push(name);
             match params.iter().find(|p| p.ident == *name) {
                 None => cx.error(name, format!("`wrt({name})` names no parameter of this function")),
-                Some(p) if p.kind == ParamKind::Passive && (p.shape.is_array() || simple_type(&p.ty).is_some_and(|n| INTEGERS.contains(&n.as_str()))) => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
+                Some(p) if p.kind == ParamKind::Passive && (p.shape.is_array() || integer(&p.ty)) => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
                 Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` is not a float parameter: differentiating with respect to a struct is not supported yet; pass the fields to differentiate as `f64` or `&[f64]` parameters")),
                 Some(_) => {}
             }
@@ -227,10 +232,9 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
         && !cx.has_errors()
         && !params.iter().any(|p| p.kind == ParamKind::Differentiable)
     {
-        let data = params.iter().any(|p| {
-            !p.shape.is_array()
-                && simple_type(&p.ty).is_none_or(|n| !INTEGERS.contains(&n.as_str()))
-        });
+        let data = params
+            .iter()
+            .any(|p| !p.shape.is_array() && !integer(&p.ty));
         cx.error(
             &sig.ident,
             if data {

@@ -7,7 +7,7 @@ mod records;
 mod reverse;
 mod wrappers;
 
-pub(crate) use wrappers::{entry_ty, slot_ty};
+pub(crate) use wrappers::{entry_ty, float_ty, slot_ty};
 
 use crate::analysis::{analyze, Analysis};
 use crate::ir::*;
@@ -49,10 +49,7 @@ impl<'a> Emitter<'a> {
     fn new(f: &'a Func, a: &'a Analysis, names: Names) -> Self {
         let mut names = names;
         let seed = names.fresh("d_out");
-        let ty = match f.float {
-            Float::F64 => quote!(f64),
-            Float::F32 => quote!(f32),
-        };
+        let ty = wrappers::float_ty(f.float);
         let mut e = Emitter {
             f,
             a,

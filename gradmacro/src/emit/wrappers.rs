@@ -34,10 +34,7 @@ pub fn wrappers(
     let name = &user.sig.ident;
     // Each generated function is a scope of its own: names start afresh.
     let mut pullback_names = names.clone();
-    let ty = match f.float {
-        Float::F64 => quote!(f64),
-        Float::F32 => quote!(f32),
-    };
+    let ty = float_ty(f.float);
     let entries: Vec<Entry> = f
         .params
         .iter()
@@ -331,5 +328,13 @@ pub fn slot_ty(shape: &Shape, ty: &TokenStream) -> TokenStream {
         quote!(::core::option::Option<&mut [#ty]>)
     } else {
         quote!(::core::option::Option<&mut #ty>)
+    }
+}
+
+/// The float type's name, as generated code writes it.
+pub fn float_ty(float: Float) -> TokenStream {
+    match float {
+        Float::F64 => quote!(f64),
+        Float::F32 => quote!(f32),
     }
 }
