@@ -85,3 +85,18 @@ fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
     }
     out
 }
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code)]
+#[diagnostic::on_unimplemented(
+    message = "`f` has no forward mode: write `#[differentiate(tangent)]` on `f` (keeping any `wrt(..)`)",
+    label = "called here by a function with `tangent` or `hessian`"
+)]
+trait __f_has_no_tangent {}
+#[doc(hidden)]
+#[allow(dead_code, clippy::too_many_arguments)]
+fn f_pushforward(
+    _: impl __f_has_no_tangent,
+    _: impl ::core::marker::Sized,
+) -> (f64, f64) {
+    ::core::unreachable!()
+}

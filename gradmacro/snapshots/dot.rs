@@ -119,3 +119,20 @@ fn __dot_core_all(
     }
     s
 }
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code)]
+#[diagnostic::on_unimplemented(
+    message = "`dot` has no forward mode: write `#[differentiate(tangent)]` on `dot` (keeping any `wrt(..)`)",
+    label = "called here by a function with `tangent` or `hessian`"
+)]
+trait __dot_has_no_tangent {}
+#[doc(hidden)]
+#[allow(dead_code, clippy::too_many_arguments)]
+fn dot_pushforward(
+    _: impl __dot_has_no_tangent,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+) -> (f64, f64) {
+    ::core::unreachable!()
+}

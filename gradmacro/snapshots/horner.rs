@@ -114,3 +114,20 @@ fn __horner_core(
     }
     value
 }
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code)]
+#[diagnostic::on_unimplemented(
+    message = "`horner` has no forward mode: write `#[differentiate(tangent)]` on `horner` (keeping any `wrt(..)`)",
+    label = "called here by a function with `tangent` or `hessian`"
+)]
+trait __horner_has_no_tangent {}
+#[doc(hidden)]
+#[allow(dead_code, clippy::too_many_arguments)]
+fn horner_pushforward(
+    _: impl __horner_has_no_tangent,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+) -> (f64, f64) {
+    ::core::unreachable!()
+}

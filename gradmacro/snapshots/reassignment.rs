@@ -101,3 +101,20 @@ fn __f_core(
     *d_x += d_s;
     out
 }
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code)]
+#[diagnostic::on_unimplemented(
+    message = "`f` has no forward mode: write `#[differentiate(tangent)]` on `f` (keeping any `wrt(..)`)",
+    label = "called here by a function with `tangent` or `hessian`"
+)]
+trait __f_has_no_tangent {}
+#[doc(hidden)]
+#[allow(dead_code, clippy::too_many_arguments)]
+fn f_pushforward(
+    _: impl __f_has_no_tangent,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+    _: impl ::core::marker::Sized,
+) -> (f64, f64) {
+    ::core::unreachable!()
+}

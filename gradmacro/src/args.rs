@@ -1,5 +1,6 @@
 //! The attribute's own arguments: `#[differentiate]`,
 //! `#[differentiate(wrt(a, b))]`, `#[differentiate(check(x = 1.5, w = [1.0]))]`,
+//! the flags `tangent` and `hessian`,
 //! in any combination.
 
 use syn::parse::{Parse, ParseStream};
@@ -13,6 +14,10 @@ pub struct Args {
     /// One per `check(...)`, in order: points at which a test compares the
     /// generated functions with central differences.
     pub checks: Vec<CheckPoint>,
+    /// `tangent`: also generate `f_tangent`, the forward mode.
+    pub tangent: bool,
+    /// `hessian`: also generate `f_hessian` and `f_hvp`.
+    pub hessian: bool,
 }
 
 /// `check(x = 1.5, w = [1.0, -2.0], n = 3)`: a value for every parameter.
@@ -39,7 +44,17 @@ impl Parse for Args {
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             let content;
-            if key == "wrt" {
+            if key == "tangent" || key == "hessian" {
+                let flag = if key == "tangent" {
+                    &mut args.tangent
+                } else {
+                    &mut args.hessian
+                };
+                if *flag {
+                    return Err(syn::Error::new(key.span(), format!("`{key}` given twice")));
+                }
+                *flag = true;
+            } else if key == "wrt" {
                 if args.wrt.is_some() {
                     return Err(syn::Error::new(
                         key.span(),
@@ -67,8 +82,9 @@ impl Parse for Args {
                     key.span(),
                     format!(
                         "unknown argument `{key}`: the arguments are `wrt(a, b)`, naming the \
-                         parameters to differentiate with respect to, and `check(x = 1.5, ..)`, \
-                         a point at which a test checks the gradient"
+                         parameters to differentiate with respect to, `check(x = 1.5, ..)`, \
+                         a point at which a test checks the gradient, and the flags `tangent` \
+                         (forward mode: `f_tangent`) and `hessian` (`f_hessian`, `f_hvp`)"
                     ),
                 ));
             }

@@ -200,7 +200,15 @@ fn stages(shape: &str, n: usize, item: TokenStream) -> Stages {
             drop(analysis::analyze(&func));
             let analyze = ms(start);
             let start = Instant::now();
-            drop(emit::generate(&func, None, &[], None, names, &f));
+            drop(emit::generate(
+                &func,
+                None,
+                &[],
+                None,
+                names,
+                &f,
+                emit::Modes::default(),
+            ));
             (analyze, ms(start))
         }
         // Not supported: the expansion stops at the errors.

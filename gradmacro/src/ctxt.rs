@@ -34,6 +34,11 @@ impl Ctxt {
         self.errors.truncate(len);
     }
 
+    /// The first error recorded, if any.
+    pub fn first(&self) -> Option<&syn::Error> {
+        self.errors.first()
+    }
+
     /// `compile_error!` invocations, one per error, each at its own span.
     pub fn into_compile_errors(self) -> TokenStream {
         self.errors

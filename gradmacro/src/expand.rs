@@ -69,8 +69,18 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 _ => Vec::new(),
             };
             let receiver = sig.as_ref().and_then(|s| s.receiver.as_ref());
-            let generated = emit::generate(&func, all, &unavailable, receiver, names, &f);
-            quote!(#f #generated)
+            let modes = emit::Modes {
+                tangent: args.tangent || args.hessian,
+                hessian: args.hessian,
+            };
+            let hessian = if modes.hessian {
+                crate::hessian::generate(&func, names.clone(), receiver, &f)
+                    .unwrap_or_else(|e| e.to_compile_error())
+            } else {
+                quote!()
+            };
+            let generated = emit::generate(&func, all, &unavailable, receiver, names, &f, modes);
+            quote!(#f #generated #hessian)
         }
         _ => {
             let stubs = sig.map(|s| stubs(&f, &s)).unwrap_or_default();
@@ -82,7 +92,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Lowers, promoting to active every `let` that an attempt found receiving an
 /// active value (`let mut s = 0.0;` before `s += x;`), until nothing changes.
-fn lower_until_stable(
+pub(crate) fn lower_until_stable(
     f: &syn::ItemFn,
     sig: &signature::Signature_,
     cx: &mut Ctxt,

@@ -235,6 +235,8 @@ pub struct Call {
     pub func: TokenStream,
     /// The same path ending in `_pullback`.
     pub pullback: TokenStream,
+    /// The same path ending in `_pushforward` (forward mode).
+    pub pushforward: TokenStream,
     pub args: Vec<CallArg>,
     pub write: Write,
     pub ctx: Ctx,

@@ -77,6 +77,7 @@ mod emit;
 mod expand;
 #[cfg(test)]
 mod fuzz;
+mod hessian;
 mod ir;
 mod lower;
 mod names;

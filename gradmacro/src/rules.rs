@@ -311,6 +311,68 @@ impl Prim {
     }
 }
 
+/// One term of a tangent: a partial times an operand's tangent, negated or not.
+#[derive(Clone, Debug)]
+pub struct Term {
+    pub neg: bool,
+    pub expr: TokenStream,
+}
+
+impl Partial {
+    /// Forward mode: this partial times the operand's tangent `dot`, as a
+    /// term of the output's tangent; `None` where it contributes nothing.
+    /// The same partial the reverse sweep multiplies into the adjoint.
+    pub fn tangent_term(&self, dot: &TokenStream) -> Option<Term> {
+        let (neg, expr) = match self {
+            Partial::Zero => return None,
+            Partial::Unit { neg } => (*neg, dot.clone()),
+            Partial::Times { neg, expr } => (*neg, quote!(#dot * #expr)),
+            Partial::Over { neg, expr } => (*neg, quote!(#dot / #expr)),
+            Partial::When { cond } => (false, quote!((if #cond { #dot } else { 0.0 }))),
+        };
+        Some(Term { neg, expr })
+    }
+}
+
+impl Prim {
+    /// Forward mode: the terms whose sum is the output's tangent, one per
+    /// operand with a tangent (`None` for a constant) and a nonzero partial:
+    /// [`Prim::partials`] times that tangent. `a`, `y`, `t` as for `partials`.
+    pub fn tangent_terms(
+        self,
+        a: &[TokenStream],
+        y: &TokenStream,
+        t: &TokenStream,
+        dots: &[Option<TokenStream>],
+    ) -> Vec<Term> {
+        self.partials(a, y, t)
+            .iter()
+            .zip(dots)
+            .filter_map(|(p, dot)| p.tangent_term(dot.as_ref()?))
+            .collect()
+    }
+}
+
+/// A tangent from its terms: their sum, `0.0` for none. A negated term is
+/// subtracted (`-(a * b)` and `-a * b` are the same float).
+pub fn sum_terms(terms: &[Term]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (i, t) in terms.iter().enumerate() {
+        let e = &t.expr;
+        out.extend(match (i, t.neg) {
+            (0, false) => quote!(#e),
+            (0, true) => quote!(-#e),
+            (_, false) => quote!(+ #e),
+            (_, true) => quote!(- #e),
+        });
+    }
+    if out.is_empty() {
+        quote!(0.0)
+    } else {
+        out
+    }
+}
+
 /// Reductions of a whole array to one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reduction {
@@ -340,6 +402,30 @@ impl Reduction {
         match self {
             Reduction::Sum => quote!(#arr.iter().sum::<#t>()),
             Reduction::Product => quote!(#arr.iter().product::<#t>()),
+        }
+    }
+
+    /// Forward mode: the output's tangent from the array's tangents `t_arr`.
+    pub fn tangent(self, arr: &TokenStream, t_arr: &TokenStream, t: &TokenStream) -> TokenStream {
+        match self {
+            Reduction::Sum => quote!(#t_arr.iter().sum::<#t>()),
+            // Σ_k t_arr[k] · Π_{j≠k} arr[j], from prefix and suffix products
+            // as in the pullback.
+            Reduction::Product => quote! {
+                {
+                    let mut suffix: ::std::vec::Vec<#t> = ::std::vec![1.0; #arr.len() + 1];
+                    for k in (0..#arr.len()).rev() {
+                        suffix[k] = suffix[k + 1] * #arr[k];
+                    }
+                    let mut prefix: #t = 1.0;
+                    let mut dot: #t = 0.0;
+                    for k in 0..#arr.len() {
+                        dot += #t_arr[k] * (prefix * suffix[k + 1]);
+                        prefix *= #arr[k];
+                    }
+                    dot
+                }
+            },
         }
     }
 

@@ -602,7 +602,7 @@ impl Emitter<'_> {
 }
 
 /// Whether `ident` occurs in `tokens`.
-fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+pub(super) fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
     tokens.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Ident(i) => i == *ident,
         proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
@@ -623,7 +623,7 @@ fn is_range(tokens: &TokenStream) -> bool {
 }
 
 /// A lone unsuffixed float literal, possibly negated: `0.5`, `-2.0`.
-fn float_literal(tokens: &TokenStream) -> bool {
+pub(super) fn float_literal(tokens: &TokenStream) -> bool {
     let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
     let lit = match tts.as_slice() {
         [proc_macro2::TokenTree::Literal(l)] => l,

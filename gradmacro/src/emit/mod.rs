@@ -5,9 +5,10 @@
 mod forward;
 mod records;
 mod reverse;
+mod tangent;
 mod wrappers;
 
-pub(crate) use wrappers::{entry_ty, float_ty, slot_ty};
+pub(crate) use wrappers::{doc_link, entry_ty, float_ty, slot_ty};
 
 use crate::analysis::{analyze, Analysis};
 use crate::ir::*;
@@ -43,6 +44,10 @@ pub struct Emitter<'a> {
     pub pushed: Vec<Vec<Ident>>,
     /// Value tapes that fit in a fixed array, with its length.
     pub stack_caps: HashMap<VarId, u64>,
+    /// Forward mode only: emitting the tangent program that returns the
+    /// output's tangent alone (`return t_out;`), which the reverse mode then
+    /// differentiates again for second derivatives.
+    pub dot_program: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -66,6 +71,7 @@ impl<'a> Emitter<'a> {
             compact_adjoints: Vec::new(),
             pushed: Vec::new(),
             stack_caps: records::stack_tapes(f, a),
+            dot_program: false,
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -231,6 +237,7 @@ pub fn generate(
     receiver: Option<&syn::Receiver>,
     names: Names,
     user: &syn::ItemFn,
+    modes: Modes,
 ) -> TokenStream {
     let name = &user.sig.ident;
     // A method's generated functions are methods too, reached through `Self`.
@@ -261,6 +268,7 @@ pub fn generate(
         " The forward and the reverse sweep of {link}, once: returns `{name}(..)` and adds `d_out` times each argument's share of the gradient into the slot lent for it (`None`: not wanted; `()`: a constant)."
     );
     let (core_path, all_path) = (quote!(#this #core_name), quote!(#this #all_name));
+    let names_for_tangent = names.clone();
     let wrappers = wrappers::wrappers(
         f,
         (all_f, unavailable),
@@ -269,9 +277,131 @@ pub fn generate(
         receiver,
         (&core_path, &all_path),
     );
+    let forward_mode = if modes.tangent {
+        forward_mode(
+            f,
+            all_floats.as_ref(),
+            unavailable,
+            receiver,
+            names_for_tangent,
+            user,
+        )
+    } else {
+        no_forward_mode(user, receiver, &wrappers::float_ty(f.float))
+    };
     quote! {
         #wrappers
         #[doc = #core_doc]
+        #core
+        #all_core
+        #forward_mode
+    }
+}
+
+/// The tangent program of `f` as a function named `name` (see
+/// `Emitter::dot_program`), and its tangent parameters' names.
+pub fn dot_program(
+    f: &Func,
+    names: Names,
+    name: &Ident,
+    receiver: Option<&syn::Receiver>,
+) -> (TokenStream, Vec<Ident>) {
+    let a = analyze(f);
+    Emitter::new(f, &a, names).dot_program(name, receiver)
+}
+
+/// A private core (`fn name(params.., d_out, slots..) -> value`) for `g`,
+/// naming `user_fn` so that using it uses the user's function.
+pub fn private_core(
+    g: &Func,
+    names: Names,
+    name: &Ident,
+    (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+) -> TokenStream {
+    let a = analyze(g);
+    let private = syn::Visibility::Inherited;
+    Emitter::new(g, &a, names).core(name, &private, (user_fn, receiver))
+}
+
+/// Without `tangent`, a placeholder `f_pushforward` whose first argument
+/// cannot satisfy its bound: a caller in forward mode gets an error at the
+/// call, naming `f` and the flag to add, instead of "cannot find function".
+/// (Not for methods: a trait cannot be declared in an `impl` block.)
+fn no_forward_mode(
+    user: &syn::ItemFn,
+    receiver: Option<&syn::Receiver>,
+    ty: &TokenStream,
+) -> TokenStream {
+    let n = user.sig.inputs.len();
+    if receiver.is_some() || n == 0 {
+        return quote!();
+    }
+    let (vis, name) = (&user.vis, &user.sig.ident);
+    let marker = format_ident!("__{}_has_no_tangent", name);
+    let pushforward = format_ident!("{}_pushforward", name);
+    let message = format!(
+        "`{name}` has no forward mode: write `#[differentiate(tangent)]` on `{name}` (keeping any `wrt(..)`)"
+    );
+    let label = "called here by a function with `tangent` or `hessian`";
+    // The arguments, then a tangent slot for each.
+    let rest = (1..2 * n).map(|_| quote!(_: impl ::core::marker::Sized));
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #[diagnostic::on_unimplemented(message = #message, label = #label)]
+        #vis trait #marker {}
+        #[doc(hidden)]
+        #[allow(dead_code, clippy::too_many_arguments)]
+        #vis fn #pushforward(_: impl #marker, #(#rest),*) -> (#ty, #ty) {
+            ::core::unreachable!()
+        }
+    }
+}
+
+/// The optional modes the attribute's flags ask for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Modes {
+    pub tangent: bool,
+    pub hessian: bool,
+}
+
+/// `f_tangent` and `f_pushforward` over tangent cores of `f` (and of
+/// `all_floats`, as for the reverse mode).
+fn forward_mode(
+    f: &Func,
+    all_floats: Option<&(&Func, Names)>,
+    unavailable: &[bool],
+    receiver: Option<&syn::Receiver>,
+    names: Names,
+    user: &syn::ItemFn,
+) -> TokenStream {
+    let name = &user.sig.ident;
+    let this = receiver.map(|_| quote!(Self::));
+    let user_fn = quote!(#this #name);
+    let core_name = format_ident!("__{}_tangent_core", name);
+    let a = analyze(f);
+    let core = Emitter::new(f, &a, names.clone()).tangent_core(&core_name, (&user_fn, receiver));
+    let (all_name, all_core, all_f) = match all_floats {
+        Some((g, g_names)) => {
+            let ga = analyze(g);
+            let all_name = format_ident!("__{}_tangent_core_all", name);
+            let all_core =
+                Emitter::new(g, &ga, g_names.clone()).tangent_core(&all_name, (&user_fn, receiver));
+            (all_name, all_core, *g)
+        }
+        None => (core_name.clone(), quote!(), f),
+    };
+    let (core_path, all_path) = (quote!(#this #core_name), quote!(#this #all_name));
+    let wrappers = tangent::tangent_wrappers(
+        f,
+        (all_f, unavailable),
+        &names,
+        user,
+        receiver,
+        (&core_path, &all_path),
+    );
+    quote! {
+        #wrappers
         #core
         #all_core
     }
@@ -509,7 +639,7 @@ fn grouped_lets(vars: &[(Ident, bool)], ty: &TokenStream, zero: bool) -> TokenSt
 
 /// Clippy's limit is seven parameters; a generated signature can exceed it
 /// where the user's does not (`f_adjoint_acc` adds a buffer per parameter).
-pub(super) fn many_args(n: usize) -> TokenStream {
+pub(crate) fn many_args(n: usize) -> TokenStream {
     if n > 7 {
         quote!(#[allow(clippy::too_many_arguments)])
     } else {
@@ -519,7 +649,7 @@ pub(super) fn many_args(n: usize) -> TokenStream {
 
 /// A `&Vec<f64>` parameter is the user's choice (clippy's `ptr_arg` would say
 /// `&[f64]`); the generated functions repeat it and must not be blamed.
-pub(super) fn vec_refs(f: &Func) -> TokenStream {
+pub(crate) fn vec_refs(f: &Func) -> TokenStream {
     let by_ref_vec = f.params.iter().any(|p| {
         let t = p.ty.to_string();
         t.starts_with('&') && t.contains("Vec")

@@ -285,7 +285,7 @@ impl Docs {
 
 /// The user's parameters as declared by a wrapper, and as passed on to the
 /// core; a method's receiver first.
-fn params_and_args(
+pub(super) fn params_and_args(
     f: &Func,
     receiver: Option<&syn::Receiver>,
 ) -> (Vec<TokenStream>, Vec<TokenStream>) {

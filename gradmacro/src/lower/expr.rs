@@ -348,16 +348,20 @@ impl Lowerer<'_> {
         let Some(args) = self.call_args(c.args.iter()) else {
             return self.passive_val_silent();
         };
-        let mut pullback = p.path.clone();
-        if let Some(seg) = pullback.segments.last_mut() {
-            seg.ident = syn::Ident::new(&format!("{}_pullback", seg.ident), seg.ident.span());
-        }
+        let suffixed = |suffix: &str| {
+            let mut path = p.path.clone();
+            if let Some(seg) = path.segments.last_mut() {
+                seg.ident = syn::Ident::new(&format!("{}{suffix}", seg.ident), seg.ident.span());
+            }
+            path.to_token_stream()
+        };
         let _ = e;
         Val::Call(crate::ir::Call {
             id: crate::ir::StmtId::default(),
             dst: crate::ir::VarId(usize::MAX),
             func: p.path.to_token_stream(),
-            pullback: pullback.to_token_stream(),
+            pullback: suffixed("_pullback"),
+            pushforward: suffixed("_pushforward"),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,
@@ -415,11 +419,13 @@ impl Lowerer<'_> {
         };
         let method = &m.method;
         let pullback = syn::Ident::new(&format!("{method}_pullback"), method.span());
+        let pushforward = syn::Ident::new(&format!("{method}_pushforward"), method.span());
         Val::Call(crate::ir::Call {
             id: crate::ir::StmtId::default(),
             dst: crate::ir::VarId(usize::MAX),
             func: quote::quote!(self.#method),
             pullback: quote::quote!(self.#pullback),
+            pushforward: quote::quote!(self.#pushforward),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,

@@ -1,0 +1,699 @@
+//! Forward mode: the user's computation in the user's order (so the value is
+//! bit-identical), each differentiated value's tangent computed beside it from
+//! the same partial derivatives the reverse sweep uses ([`Prim::tangent`]).
+//! Nothing is recorded: a tangent is gone once its value is.
+
+use super::Emitter;
+use crate::analysis::walk;
+use crate::ir::*;
+use crate::rules::{sum_terms, Prim, Term};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+
+impl Emitter<'_> {
+    /// `fn name(params.., slots..) -> (value, tangent)`: one slot per
+    /// parameter, `f64` for a differentiable scalar, `&[f64]` for an array,
+    /// `()` for the rest.
+    pub(super) fn tangent_core(
+        mut self,
+        name: &Ident,
+        (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+    ) -> TokenStream {
+        let ty = self.ty.clone();
+        let need = tangent_needs(self.f);
+        let mut t = Tangents {
+            dots: HashMap::new(),
+            need,
+        };
+        let mut slots = Vec::new();
+        for p in &self.f.params {
+            let Some(v) = p.var else {
+                slots.push(quote!(_: ()));
+                continue;
+            };
+            let d = self.names.fresh(&format!("t_{}", p.ident));
+            t.dots.insert(v, d.clone());
+            let slot_ty = if p.shape.is_array() {
+                quote!(&[#ty])
+            } else {
+                quote!(#ty)
+            };
+            if t.need[v.0] {
+                slots.push(quote!(#d: #slot_ty));
+            } else {
+                let unused = format_ident!("_{}", d);
+                slots.push(quote!(#unused: #slot_ty));
+            }
+        }
+        let body = self.tan_block(&self.f.body, &mut t);
+        let out = self.var(self.f.output);
+        let out_dot = if t.need[self.f.output.0] {
+            let output = self.f.output;
+            let d = t.dot(&mut self, output);
+            quote!(#d)
+        } else {
+            quote!(0.0)
+        };
+        let body = if self.f.has_return {
+            let label = &self.label;
+            let decl_dot = if t.need[self.f.output.0] {
+                quote!(let #out_dot: #ty;)
+            } else {
+                quote!()
+            };
+            quote! {
+                let #out: #ty;
+                #decl_dot
+                #label: { #body }
+            }
+        } else {
+            body
+        };
+        let mut params = Vec::new();
+        if let Some(r) = receiver {
+            params.push(quote!(#r));
+        }
+        let mut mentioned = std::collections::HashSet::new();
+        super::collect_idents(body.clone(), &mut mentioned);
+        for p in &self.f.params {
+            let (ident, pty) = (&p.ident, &p.ty);
+            params.push(if mentioned.contains(&ident.to_string()) || *ident == out {
+                quote!(#ident: #pty)
+            } else {
+                let i = format_ident!("_{}", ident);
+                quote!(#i: #pty)
+            });
+        }
+        let allow = super::many_args(params.len() + slots.len());
+        let ptr = super::vec_refs(self.f);
+        quote! {
+            #[inline]
+            #allow
+            #ptr
+            fn #name(#(#params,)* #(#slots),*) -> (#ty, #ty) {
+                let _ = #user_fn;
+                #body
+                (#out, #out_dot)
+            }
+        }
+    }
+
+    /// The tangent program as a function of its own, in the language the
+    /// macro differentiates: `fn name(params.., t_a, t_b, ..) -> f64`
+    /// returning the output's tangent alone. Differentiating it again in
+    /// reverse mode gives second derivatives: with respect to the tangents,
+    /// the gradient; with respect to the parameters, the Hessian times the
+    /// tangents. Also returns the tangent parameters' names.
+    pub(super) fn dot_program(
+        mut self,
+        name: &Ident,
+        receiver: Option<&syn::Receiver>,
+    ) -> (TokenStream, Vec<Ident>) {
+        self.dot_program = true;
+        let ty = self.ty.clone();
+        let need = tangent_needs(self.f);
+        let mut t = Tangents {
+            dots: HashMap::new(),
+            need,
+        };
+        let mut params: Vec<TokenStream> = receiver.iter().map(|r| quote!(#r)).collect();
+        let mut t_params = Vec::new();
+        let mut t_names = Vec::new();
+        for p in &self.f.params {
+            let (ident, pty) = (&p.ident, &p.ty);
+            params.push(quote!(#ident: #pty));
+            let Some(v) = p.var else { continue };
+            let d = self.names.fresh(&format!("t_{}", p.ident));
+            t.dots.insert(v, d.clone());
+            t_params.push(if p.shape.is_array() {
+                quote!(#d: &[#ty])
+            } else {
+                quote!(#d: #ty)
+            });
+            t_names.push(d);
+        }
+        let body = self.tan_block(&self.f.body, &mut t);
+        let out = Operand::Var(self.f.output);
+        let out_dot = t.operand(&mut self, &out).unwrap_or_else(|| quote!(0.0));
+        let item = quote! {
+            fn #name(#(#params,)* #(#t_params),*) -> #ty {
+                #body
+                #out_dot
+            }
+        };
+        (item, t_names)
+    }
+
+    fn tan_block(&mut self, b: &Block, t: &mut Tangents) -> TokenStream {
+        b.stmts.iter().map(|s| self.tan_stmt(s, t)).collect()
+    }
+
+    /// A variable's first assignment in its scope, made by a `let` here.
+    fn tan_declares(&self, v: VarId, write: Write) -> bool {
+        let up_front = v == self.f.output && self.f.has_return && !self.dot_program;
+        write == Write::Def && !self.a.declared[v.0] && !self.is_param(v) && !up_front
+    }
+
+    fn tan_mut(&self, v: VarId) -> TokenStream {
+        if self.f.var(v).reassigned {
+            quote!(mut)
+        } else {
+            quote!()
+        }
+    }
+
+    /// `let [mut] v = value;` or `v = value;`.
+    fn assign(
+        &self,
+        v: VarId,
+        write: Write,
+        annot: TokenStream,
+        value: TokenStream,
+    ) -> TokenStream {
+        let dst = self.var(v);
+        if self.tan_declares(v, write) {
+            let m = self.tan_mut(v);
+            quote!(let #m #dst #annot = #value;)
+        } else {
+            quote!(#dst = #value;)
+        }
+    }
+
+    /// A step's primal assignment; `s = s * x` written `s *= x`, the same
+    /// operation, as the forward sweep writes it.
+    fn step_set(&mut self, st: &Step, annot: TokenStream, value: TokenStream) -> TokenStream {
+        if !self.tan_declares(st.dst, st.write) {
+            if let Some(op) = st.prim.compound() {
+                let is_dst = |a: &Operand| matches!(a, Operand::Var(v) if *v == st.dst);
+                let other = if is_dst(&st.args[0]) {
+                    Some(&st.args[1])
+                } else if st.prim.commutative() && is_dst(&st.args[1]) {
+                    Some(&st.args[0])
+                } else {
+                    None
+                };
+                if let Some(other) = other {
+                    let dst = self.var(st.dst);
+                    let rhs = super::unparen(self.operand(other, false));
+                    return quote!(#dst #op #rhs;);
+                }
+            }
+        }
+        self.assign(st.dst, st.write, annot, value)
+    }
+
+    fn assign_dot(
+        &mut self,
+        v: VarId,
+        write: Write,
+        value: TokenStream,
+        t: &mut Tangents,
+    ) -> TokenStream {
+        let d = t.dot(self, v);
+        let ty = self.ty.clone();
+        if self.tan_declares(v, write) {
+            let m = self.tan_mut(v);
+            quote!(let #m #d: #ty = #value;)
+        } else {
+            quote!(#d = #value;)
+        }
+    }
+
+    fn tan_stmt(&mut self, s: &Stmt, t: &mut Tangents) -> TokenStream {
+        let ty = self.ty.clone();
+        match s {
+            Stmt::Step(st) => {
+                let args = self.step_args(st);
+                let value = st.prim.eval(&args, st.span);
+                let annot = match (&st.prim, &st.args[0]) {
+                    (Prim::Copy, Operand::Const(_)) => quote!(: #ty),
+                    _ => quote!(),
+                };
+                if !t.need[st.dst.0] {
+                    return self.step_set(st, annot, value);
+                }
+                let operands: Vec<TokenStream> =
+                    st.args.iter().map(|a| self.partial_operand(a)).collect();
+                let dots: Vec<Option<TokenStream>> =
+                    st.args.iter().map(|a| t.operand(self, a)).collect();
+                let reads_dst = st.args.iter().any(|a| a.reads().contains(&st.dst));
+                let dst = self.var(st.dst);
+                let terms = st.prim.tangent_terms(&operands, &quote!(#dst), &ty, &dots);
+                let dot = sum_terms(&terms);
+                if reads_dst && !self.tan_declares(st.dst, st.write) {
+                    let d = t.dot(self, st.dst);
+                    let own = quote!(#d).to_string();
+                    let own_term = |term: &Term| term.expr.to_string() == own;
+                    if let Some(k) = terms.iter().position(|term| own_term(term) && !term.neg) {
+                        // `s = s + t`: `t_s += t_t`, before `s` changes (the
+                        // other terms read the old operands, never the result).
+                        let mut rest = terms.clone();
+                        rest.remove(k);
+                        let update = match rest.as_slice() {
+                            [] => quote!(),
+                            [one] if one.neg => {
+                                let e = &one.expr;
+                                quote!(#d -= #e;)
+                            }
+                            _ => {
+                                let r = sum_terms(&rest);
+                                quote!(#d += #r;)
+                            }
+                        };
+                        let set = self.step_set(st, annot, value);
+                        return quote!(#update #set);
+                    }
+                    if !super::forward::mentions(&dot, &dst) {
+                        // The tangent reads the old operands only.
+                        let set_dot = self.assign_dot(st.dst, st.write, dot, t);
+                        let set = self.step_set(st, annot, value);
+                        return quote!(#set_dot #set);
+                    }
+                    // The partials read the old value and the new: the new
+                    // one waits until the tangent is made.
+                    let next = self.names.fresh("next");
+                    let dot =
+                        sum_terms(&st.prim.tangent_terms(&operands, &quote!(#next), &ty, &dots));
+                    let set_dot = self.assign_dot(st.dst, st.write, dot, t);
+                    return quote!(let #next = #value; #set_dot #dst = #next;);
+                }
+                let set = self.step_set(st, annot, value);
+                let set_dot = self.assign_dot(st.dst, st.write, dot, t);
+                quote!(#set #set_dot)
+            }
+            Stmt::Assign(p) => {
+                let value = p.value.tokens.clone();
+                let dst = self.var(p.dst);
+                if self.tan_declares(p.dst, p.write) {
+                    let m = self.tan_mut(p.dst);
+                    let annot = match &self.f.var(p.dst).ty {
+                        Some(t) => quote!(: #t),
+                        None if super::forward::float_literal(&p.value.tokens) => quote!(: #ty),
+                        None => quote!(),
+                    };
+                    quote!(let #m #dst #annot = #value;)
+                } else {
+                    let op = p.op.clone().unwrap_or_else(|| quote!(=));
+                    quote!(#dst #op #value;)
+                }
+            }
+            Stmt::Verbatim(ts, _) => ts.clone(),
+            Stmt::Store(st) => {
+                let arr = self.var(st.arr);
+                let i = st.index.tokens.clone();
+                let value = self.operand(&st.value, false);
+                let op = match st.op {
+                    StoreOp::Set => quote!(=),
+                    StoreOp::Add => quote!(+=),
+                    StoreOp::Sub => quote!(-=),
+                };
+                let primal = quote!(#arr[#i] #op #value;);
+                if !t.need[st.arr.0] {
+                    return primal;
+                }
+                let d = t.dot(self, st.arr);
+                match (t.operand(self, &st.value), st.op) {
+                    (Some(dot), _) => quote!(#primal #d[#i] #op #dot;),
+                    (None, StoreOp::Set) => quote!(#primal #d[#i] = 0.0;),
+                    (None, _) => primal,
+                }
+            }
+            Stmt::Push(p) => {
+                let arr = self.var(p.arr);
+                let value = self.operand(&p.value, false);
+                if !t.need[p.arr.0] {
+                    return quote!(#arr.push(#value););
+                }
+                let d = t.dot(self, p.arr);
+                let dot = t.operand(self, &p.value).unwrap_or_else(|| quote!(0.0));
+                quote!(#arr.push(#value); #d.push(#dot);)
+            }
+            Stmt::ArrayDef(d) => {
+                let init = d.init.tokens.clone();
+                let var = self.f.var(d.dst);
+                let annot = match &var.ty {
+                    Some(t) => quote!(: #t),
+                    None if self.f.is_active(d.dst) => super::entry_ty(&var.shape, &ty),
+                    None => quote!(),
+                };
+                let annot = if annot.is_empty() || var.ty.is_some() {
+                    annot
+                } else {
+                    quote!(: #annot)
+                };
+                let primal = self.assign(d.dst, d.write, annot, init);
+                if !t.need[d.dst.0] {
+                    return primal;
+                }
+                let arr = self.var(d.dst);
+                let zeros = match &self.f.var(d.dst).shape {
+                    Shape::Array { len: Some(n) } => quote!([0.0; #n]),
+                    _ => quote!(::std::vec![0.0; #arr.len()]),
+                };
+                let dot = t.dot(self, d.dst);
+                if self.tan_declares(d.dst, d.write) {
+                    let m = self.tan_mut(d.dst);
+                    let entry = super::entry_ty(&self.f.var(d.dst).shape, &ty);
+                    quote!(#primal let #m #dot: #entry = #zeros;)
+                } else {
+                    quote!(#primal #dot = #zeros;)
+                }
+            }
+            Stmt::Reduce(r) => {
+                let arr = self.var(r.arr);
+                let value = r.op.eval(&quote!(#arr), &ty);
+                let primal = self.assign(r.dst, r.write, quote!(), value);
+                if !t.need[r.dst.0] {
+                    return primal;
+                }
+                let t_arr = t.dot(self, r.arr);
+                let dot = r.op.tangent(&quote!(#arr), &quote!(#t_arr), &ty);
+                let set_dot = self.assign_dot(r.dst, r.write, dot, t);
+                quote!(#primal #set_dot)
+            }
+            Stmt::Call(c) => self.tan_call(c, t),
+            Stmt::Declare(v) => {
+                let v = *v;
+                if v == self.f.output && self.f.has_return && !self.dot_program {
+                    return quote!();
+                }
+                let var = self.f.var(v);
+                let m = self.tan_mut(v);
+                let ident = var.ident.clone();
+                let annot = if self.f.is_active(v) {
+                    quote!(: #ty)
+                } else {
+                    match &var.ty {
+                        Some(t) => quote!(: #t),
+                        None => quote!(),
+                    }
+                };
+                if !t.need[v.0] {
+                    return quote!(let #m #ident #annot;);
+                }
+                let d = t.dot(self, v);
+                quote!(let #m #ident #annot; let #m #d: #ty;)
+            }
+            Stmt::If(i) => {
+                let cond = i.cond.tokens.clone();
+                let then = self.tan_block(&i.then, t);
+                let els = self.tan_block(&i.els, t);
+                if els.is_empty() {
+                    quote!(if #cond { #then })
+                } else {
+                    quote!(if #cond { #then } else { #els })
+                }
+            }
+            Stmt::Loop(l) => {
+                let body = self.tan_block(&l.body, t);
+                let header = match &l.kind {
+                    LoopKind::For { binding, iter, .. } => {
+                        let iter = &iter.tokens;
+                        match binding {
+                            Some(v) if super::forward::mentions(&body, &self.f.var(*v).ident) => {
+                                let var = self.var(*v);
+                                quote!(for #var in #iter)
+                            }
+                            _ => quote!(for _ in #iter),
+                        }
+                    }
+                    LoopKind::While { cond } => {
+                        let c = &cond.tokens;
+                        quote!(while #c)
+                    }
+                    LoopKind::Infinite => quote!(loop),
+                };
+                quote!(#header { #body })
+            }
+            Stmt::Exit(Exit::Break) => quote!(break;),
+            Stmt::Exit(Exit::Continue) => quote!(continue;),
+            Stmt::Exit(Exit::Return) if self.dot_program => {
+                let out = self.f.output;
+                match t.operand(self, &Operand::Var(out)) {
+                    Some(d) => quote!(return #d;),
+                    None => quote!(return 0.0;),
+                }
+            }
+            Stmt::Exit(Exit::Return) => {
+                let label = &self.label;
+                quote!(break #label;)
+            }
+        }
+    }
+
+    /// `dst = g(args)`: value and tangent from `g_pushforward`, which takes a
+    /// tangent for every float argument (`Default::default()`: zero).
+    fn tan_call(&mut self, c: &Call, t: &mut Tangents) -> TokenStream {
+        let func = &c.func;
+        let args: Vec<TokenStream> = c.args.iter().map(|a| a.value.tokens.clone()).collect();
+        if !t.need[c.dst.0] {
+            let value = quote!(#func(#(#args),*));
+            return self.assign(c.dst, c.write, quote!(), value);
+        }
+        let slots: Vec<TokenStream> = c
+            .args
+            .iter()
+            .map(|a| match &a.share {
+                Share::Scalar(op) => t
+                    .operand(self, op)
+                    .unwrap_or_else(|| quote!(::core::default::Default::default())),
+                Share::Array(v) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    quote!(::core::option::Option::Some(&#d[..]))
+                }
+                Share::Slice(v, range) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    let r = &range.tokens;
+                    quote!(::core::option::Option::Some(&#d[#r]))
+                }
+                _ => quote!(::core::default::Default::default()),
+            })
+            .collect();
+        let pushforward = &c.pushforward;
+        let call = quote!(#pushforward(#(#args,)* #(#slots),*));
+        let dst = self.var(c.dst);
+        let d = t.dot(self, c.dst);
+        if self.tan_declares(c.dst, c.write) {
+            let m = self.tan_mut(c.dst);
+            let ty = &self.ty;
+            quote!(let (#m #dst, #m #d): (#ty, #ty) = #call;)
+        } else {
+            quote!((#dst, #d) = #call;)
+        }
+    }
+}
+
+/// The tangents of one function: their names, and which are needed at all.
+struct Tangents {
+    dots: HashMap<VarId, Ident>,
+    need: Vec<bool>,
+}
+
+impl Tangents {
+    fn dot(&mut self, e: &mut Emitter, v: VarId) -> Ident {
+        if let Some(d) = self.dots.get(&v) {
+            return d.clone();
+        }
+        let d = e.names.fresh(&format!("t_{}", e.f.var(v).ident));
+        self.dots.insert(v, d.clone());
+        d
+    }
+
+    /// An operand's tangent; `None` for a constant.
+    fn operand(&mut self, e: &mut Emitter, a: &Operand) -> Option<TokenStream> {
+        match a {
+            Operand::Var(v) if self.need[v.0] => {
+                let d = self.dot(e, *v);
+                Some(quote!(#d))
+            }
+            Operand::Elem(arr, i) if self.need[arr.0] => {
+                let d = self.dot(e, *arr);
+                let i = &i.tokens;
+                Some(quote!(#d[#i]))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Which variables' tangents the output's depends on: from the output
+/// backwards along every flow, until nothing changes.
+fn tangent_needs(f: &Func) -> Vec<bool> {
+    let mut need = vec![false; f.vars.len()];
+    if f.is_active(f.output) {
+        need[f.output.0] = true;
+    }
+    loop {
+        let mut changed = false;
+        let mut mark = |v: Option<VarId>, need: &mut Vec<bool>| {
+            if let Some(v) = v {
+                if f.is_active(v) && !need[v.0] {
+                    need[v.0] = true;
+                    changed = true;
+                }
+            }
+        };
+        walk(&f.body, &mut |s| match s {
+            Stmt::Step(st) if need[st.dst.0] => {
+                for a in &st.args {
+                    mark(a.var(), &mut need);
+                }
+            }
+            Stmt::Store(st) if need[st.arr.0] => mark(st.value.var(), &mut need),
+            Stmt::Push(p) if need[p.arr.0] => mark(p.value.var(), &mut need),
+            Stmt::Reduce(r) if need[r.dst.0] => mark(Some(r.arr), &mut need),
+            Stmt::Call(c) if need[c.dst.0] => {
+                for a in &c.args {
+                    mark(a.target(), &mut need);
+                }
+            }
+            _ => {}
+        });
+        if !changed {
+            return need;
+        }
+    }
+}
+
+/// `f_tangent(args.., t_a, t_b, ..)` over the tangent core of `f`, and
+/// `f_pushforward`, what differentiated callers in forward mode call, over
+/// the core of `all` (every float parameter differentiable; where that could
+/// not be lowered, `f`'s, and a nonzero tangent for a parameter whose
+/// derivatives are unavailable gives a NaN tangent).
+pub(super) fn tangent_wrappers(
+    f: &Func,
+    (all, unavailable): (&Func, &[bool]),
+    names: &crate::names::Names,
+    user: &syn::ItemFn,
+    receiver: Option<&syn::Receiver>,
+    (core, all_core): (&TokenStream, &TokenStream),
+) -> TokenStream {
+    let vis = &user.vis;
+    let name = &user.sig.ident;
+    let ty = super::float_ty(f.float);
+    let link = super::wrappers::doc_link(name, receiver);
+    let (params, args) = super::wrappers::params_and_args(f, receiver);
+
+    let mut own = names.clone();
+    let mut t_params = Vec::new();
+    let mut checks = Vec::new();
+    let mut slots = Vec::new();
+    let mut listed = Vec::new();
+    for p in &f.params {
+        if p.var.is_none() {
+            slots.push(quote!(()));
+            continue;
+        }
+        let x = &p.ident;
+        let d = own.fresh(&format!("t_{x}"));
+        listed.push(format!("`{d}`"));
+        if p.shape.is_array() {
+            t_params.push(quote!(#d: &[#ty]));
+            let msg = format!(
+                "{name}_tangent: the tangent `{d}` has length {{}} but the parameter `{x}` has length {{}}"
+            );
+            checks.push(quote!(::core::assert!(#d.len() == #x.len(), #msg, #d.len(), #x.len());));
+        } else {
+            t_params.push(quote!(#d: #ty));
+        }
+        slots.push(quote!(#d));
+    }
+
+    let mut pf = names.clone();
+    let (all_params, all_args) = super::wrappers::params_and_args(all, receiver);
+    let mut pf_slots = Vec::new();
+    let mut pf_args = Vec::new();
+    let mut bind = Vec::new();
+    let mut poison = Vec::new();
+    for (i, p) in all.params.iter().enumerate() {
+        let x = &p.ident;
+        let lost = unavailable.get(i) == Some(&true);
+        if p.var.is_none() && !lost {
+            pf_slots.push(quote!(_: ()));
+            pf_args.push(quote!(()));
+            continue;
+        }
+        let d = pf.fresh(&format!("t_{x}"));
+        if p.shape.is_array() {
+            pf_slots.push(quote!(#d: ::core::option::Option<&[#ty]>));
+        } else {
+            pf_slots.push(quote!(#d: #ty));
+        }
+        if lost {
+            pf_args.push(quote!(()));
+            poison.push(if p.shape.is_array() {
+                quote!(#d.is_some_and(|t| t.iter().any(|&v| v != 0.0)))
+            } else {
+                quote!(#d != 0.0)
+            });
+            continue;
+        }
+        if p.shape.is_array() {
+            let zeros = pf.fresh(&format!("{d}_zeros"));
+            bind.push(quote! {
+                let #zeros: ::std::vec::Vec<#ty>;
+                let #d: &[#ty] = match #d {
+                    ::core::option::Option::Some(t) => t,
+                    ::core::option::Option::None => {
+                        #zeros = ::std::vec![0.0; #x.len()];
+                        &#zeros
+                    }
+                };
+            });
+        }
+        pf_args.push(quote!(#d));
+    }
+    let result = pf.fresh("result");
+    let finish = if poison.is_empty() {
+        quote!(#all_core(#(#all_args,)* #(#pf_args),*))
+    } else {
+        quote! {
+            let #result = #all_core(#(#all_args,)* #(#pf_args),*);
+            if #(#poison)||* {
+                (#result.0, #ty::NAN)
+            } else {
+                #result
+            }
+        }
+    };
+
+    let tangent_name = format_ident!("{name}_tangent");
+    let pushforward_name = format_ident!("{name}_pushforward");
+    let doc = format!(
+        " Value and directional derivative of {link} (forward mode): returns `({name}(..), d)`, `d` being the derivative along the tangents {} (one per differentiable parameter).",
+        listed.join(", ")
+    );
+    let doc_panics = " Panics if a tangent's length differs from its parameter's.";
+    let pf_doc = format!(
+        " Pushforward of {link} for differentiated callers in forward mode: a tangent for every float parameter (`None` or `0.0`: zero)."
+    );
+    let many = super::many_args(params.len() + t_params.len());
+    let many_pf = super::many_args(all_params.len() + pf_slots.len());
+    let ptr = super::vec_refs(f);
+    let ptr_all = super::vec_refs(all);
+    let generated = " Generated by `#[differentiate(tangent)]`.";
+    quote! {
+        #[doc = #doc]
+        #[doc = ""]
+        #[doc = " The value is bit-identical to the function's."]
+        #[doc = #doc_panics]
+        #[doc = #generated]
+        #[inline]
+        #many
+        #ptr
+        #vis fn #tangent_name(#(#params,)* #(#t_params),*) -> (#ty, #ty) {
+            #(#checks)*
+            #core(#(#args,)* #(#slots),*)
+        }
+        #[doc = #pf_doc]
+        #[doc(hidden)]
+        #[inline]
+        #many_pf
+        #ptr_all
+        #vis fn #pushforward_name(#(#all_params,)* #(#pf_slots),*) -> (#ty, #ty) {
+            #(#bind)*
+            #finish
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Second derivatives, `#[differentiate(hessian)]`: `f_hessian` against
+//! argmin_testfunctions' hand-written Hessians and against Hessians written
+//! out here; `f_hvp` against H·v and against central differences of `f_grad`;
+//! symmetry; the value bit for bit `f`'s and the gradient `f_grad`'s.
+#![deny(warnings)]
+
+mod support;
+
+use gradmacro::differentiate;
+use support::rng::Rng;
+use support::{assert_all_close, assert_bits, assert_close};
+
+#[differentiate(hessian)]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+fn assert_matrix_close(what: &str, got: &[Vec<f64>], want: &[Vec<f64>], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: rows");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_all_close(&format!("{what}, row {i}"), g, w, tol, tol);
+    }
+}
+
+fn assert_symmetric(what: &str, h: &[Vec<f64>]) {
+    for (i, row) in h.iter().enumerate() {
+        for (j, &hij) in row.iter().enumerate().take(i) {
+            let what = format!("{what}: H[{i}][{j}] vs H[{j}][{i}]");
+            assert_close(&what, hij, h[j][i], 1e-12, 1e-12);
+        }
+    }
+}
+
+#[test]
+fn rosenbrock_hessian_matches_argmin_testfunctions() {
+    let mut rng = Rng::new(21);
+    for n in [2, 3, 10] {
+        for _ in 0..3 {
+            let x = rng.vec(n, -2.0, 2.0);
+            let (value, grad, h) = rosenbrock_hessian(&x);
+            assert_bits("value", value, rosenbrock(&x));
+            let (_, g) = rosenbrock_grad(&x);
+            assert_all_close("gradient", &grad, &g, 0.0, 0.0);
+            let want = argmin_testfunctions::rosenbrock_hessian(&x);
+            assert_matrix_close(&format!("rosenbrock n={n}"), &h, &want, 1e-10);
+            assert_symmetric("rosenbrock", &h);
+        }
+    }
+}
+
+#[differentiate(hessian)]
+fn himmelblau(x: f64, y: f64) -> f64 {
+    (x * x + y - 11.0).powi(2) + (x + y * y - 7.0).powi(2)
+}
+
+#[test]
+fn himmelblau_matches_argmin_testfunctions() {
+    let mut rng = Rng::new(22);
+    for _ in 0..10 {
+        let (x, y) = (rng.uniform(-4.0, 4.0), rng.uniform(-4.0, 4.0));
+        let (value, grad, h) = himmelblau_hessian(x, y);
+        assert_bits("value", value, himmelblau(x, y));
+        let want = argmin_testfunctions::himmelblau_hessian(&[x, y]);
+        let want: Vec<Vec<f64>> = want.iter().map(|r| r.to_vec()).collect();
+        assert_matrix_close("himmelblau", &h, &want, 1e-10);
+        let d = argmin_testfunctions::himmelblau_derivative(&[x, y]);
+        assert_all_close("himmelblau gradient", &grad, &d, 1e-10, 1e-10);
+    }
+}
+
+/// Loops, a branch, transcendental functions and a constant parameter:
+/// f = Σ_i c·w_i²·sin(x) + (x > 0 ? x³ : -x)·exp(w_0).
+#[differentiate(wrt(x, w), hessian)]
+fn mixed(x: f64, w: &[f64], c: f64) -> f64 {
+    let mut s = 0.0;
+    for wi in w {
+        s += c * wi * wi * x.sin();
+    }
+    let k = if x > 0.0 { x * x * x } else { -x };
+    s + k * w[0].exp()
+}
+
+fn mixed_hessian_by_hand(x: f64, w: &[f64], c: f64) -> Vec<Vec<f64>> {
+    let n = w.len() + 1;
+    let mut h = vec![vec![0.0; n]; n];
+    let sw2: f64 = w.iter().map(|v| v * v).sum();
+    let (k, dk, ddk) = if x > 0.0 {
+        (x * x * x, 3.0 * x * x, 6.0 * x)
+    } else {
+        (-x, -1.0, 0.0)
+    };
+    let e = w[0].exp();
+    h[0][0] = -c * sw2 * x.sin() + ddk * e;
+    for i in 0..w.len() {
+        let mut hxw = 2.0 * c * w[i] * x.cos();
+        let mut hww = 2.0 * c * x.sin();
+        if i == 0 {
+            hxw += dk * e;
+            hww += k * e;
+        }
+        h[0][i + 1] = hxw;
+        h[i + 1][0] = hxw;
+        h[i + 1][i + 1] = hww;
+    }
+    h
+}
+
+#[test]
+fn loops_branches_and_constants_by_hand() {
+    let mut rng = Rng::new(23);
+    for _ in 0..10 {
+        let x = rng.uniform(-2.0, 2.0);
+        if x.abs() < 1e-3 {
+            continue;
+        }
+        let w = rng.vec(4, -1.0, 1.0);
+        let (value, _, h) = mixed_hessian(x, &w, 0.7);
+        assert_bits("value", value, mixed(x, &w, 0.7));
+        assert_matrix_close("mixed", &h, &mixed_hessian_by_hand(x, &w, 0.7), 1e-12);
+    }
+}
+
+#[test]
+fn hvp_is_h_times_v_and_a_difference_of_gradients() {
+    let mut rng = Rng::new(24);
+    for n in [2, 5] {
+        let x = rng.vec(n, -1.5, 1.5);
+        let v = rng.vec(n, -1.0, 1.0);
+        let (value, grad, hv) = rosenbrock_hvp(&x, &v);
+        assert_bits("value", value, rosenbrock(&x));
+        let (_, g) = rosenbrock_grad(&x);
+        assert_all_close("hvp gradient", &grad, &g, 0.0, 0.0);
+        let h = argmin_testfunctions::rosenbrock_hessian(&x);
+        let want: Vec<f64> = h
+            .iter()
+            .map(|r| r.iter().zip(&v).map(|(a, b)| a * b).sum())
+            .collect();
+        assert_all_close("H·v", &hv, &want, 1e-10, 1e-10);
+        // Central differences of the gradient along v.
+        let eps = 1e-6;
+        let at = |t: f64| {
+            let y: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + t * b).collect();
+            rosenbrock_grad(&y).1
+        };
+        let (gp, gm) = (at(eps), at(-eps));
+        let fd: Vec<f64> = gp
+            .iter()
+            .zip(&gm)
+            .map(|(a, b)| (a - b) / (2.0 * eps))
+            .collect();
+        assert_all_close("H·v vs finite differences", &hv, &fd, 1e-4, 1e-5);
+    }
+}
+
+#[test]
+#[should_panic(
+    expected = "rosenbrock_hvp: `v` has length 2 but the differentiable parameters have 3 elements in all"
+)]
+fn hvp_length_mismatch_panics() {
+    let _ = rosenbrock_hvp(&[1.0, 2.0, 3.0], &[1.0, 0.0]);
+}
+
+#[differentiate(hessian)]
+fn early_exit(x: f64, y: f64, n: usize) -> f64 {
+    let mut s = x * y;
+    for _ in 0..n {
+        s = s.sin() * x + y.powf(1.5);
+        if s > 3.0 {
+            return s * s;
+        }
+    }
+    s.tanh() * y
+}
+
+#[test]
+fn early_exit_matches_finite_differences_of_the_gradient() {
+    let mut rng = Rng::new(25);
+    for _ in 0..20 {
+        let (x, y, n) = (rng.uniform(-1.5, 1.5), rng.uniform(0.2, 2.0), rng.below(5));
+        let (value, grad, h) = early_exit_hessian(x, y, n);
+        assert_bits("value", value, early_exit(x, y, n));
+        let (_, (gx, gy)) = early_exit_grad(x, y, n);
+        assert_all_close("gradient", &grad, &[gx, gy], 0.0, 0.0);
+        assert_symmetric("early_exit", &h);
+        let eps = 1e-6;
+        let fx = |d: f64| early_exit_grad(x + d, y, n).1;
+        let fy = |d: f64| early_exit_grad(x, y + d, n).1;
+        let col_x = (
+            (fx(eps).0 - fx(-eps).0) / (2.0 * eps),
+            (fx(eps).1 - fx(-eps).1) / (2.0 * eps),
+        );
+        let col_y = (
+            (fy(eps).0 - fy(-eps).0) / (2.0 * eps),
+            (fy(eps).1 - fy(-eps).1) / (2.0 * eps),
+        );
+        // Skip points where a branch flips within the step.
+        if (early_exit(x + eps, y, n) - early_exit(x - eps, y, n)).abs() > 1e-3 {
+            continue;
+        }
+        assert_close("Hxx", h[0][0], col_x.0, 1e-4, 1e-4);
+        assert_close("Hyx", h[1][0], col_x.1, 1e-4, 1e-4);
+        assert_close("Hxy", h[0][1], col_y.0, 1e-4, 1e-4);
+        assert_close("Hyy", h[1][1], col_y.1, 1e-4, 1e-4);
+    }
+}
+
+#[differentiate(hessian)]
+fn single(x: f32, y: f32) -> f32 {
+    x * x * y + y.sin()
+}
+
+#[test]
+fn f32_hessians_are_f32() {
+    let (value, grad, h): (f32, Vec<f32>, Vec<Vec<f32>>) = single_hessian(1.5, 0.5);
+    assert_eq!(value.to_bits(), single(1.5, 0.5).to_bits());
+    assert!((grad[0] - 1.5).abs() < 1e-5 && (grad[1] - (2.25 + 0.5f32.cos())).abs() < 1e-5);
+    let want = [[1.0, 3.0], [3.0, -(0.5f32.sin())]];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(
+                (h[i][j] - want[i][j]).abs() < 1e-5,
+                "H[{i}][{j}] = {}",
+                h[i][j]
+            );
+        }
+    }
+}
+
+/// The README's example of the flags, as written there.
+#[differentiate(wrt(x), tangent, hessian)]
+fn energy(x: &[f64], k: f64) -> f64 {
+    let mut e = 0.0;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i] - 1.0;
+        e += 0.5 * k * d * d + x[i].cos();
+    }
+    e
+}
+
+#[test]
+fn readme_example() {
+    let x = [0.1, 1.3, 2.0];
+    let (value, dir) = energy_tangent(&x, 2.0, &[1.0, 0.0, -1.0]);
+    let (_, grad, h) = energy_hessian(&x, 2.0);
+    let (_, _, hv) = energy_hvp(&x, 2.0, &[1.0, 0.0, -1.0]);
+    assert_eq!(value, energy(&x, 2.0));
+    assert!((dir - (grad[0] - grad[2])).abs() < 1e-12);
+    assert!((hv[1] - (h[1][0] - h[1][2])).abs() < 1e-12);
+    // By hand: H = k·L (L the path Laplacian) - diag(cos x_0, cos x_1, 0).
+    let want = [
+        [2.0 - 0.1f64.cos(), -2.0, 0.0],
+        [-2.0, 4.0 - 1.3f64.cos(), -2.0],
+        [0.0, -2.0, 2.0],
+    ];
+    for (row, want_row) in h.iter().zip(&want) {
+        assert_all_close("energy Hessian", row, want_row, 1e-14, 1e-14);
+    }
+}
+
+/// Parameter names that the generated functions use for their own locals.
+#[differentiate(tangent, hessian)]
+#[allow(clippy::too_many_arguments)]
+fn hostile(t_x: f64, x: f64, v: f64, grad: &[f64], hv: f64, n: usize, g: f64, next: f64) -> f64 {
+    let mut s = t_x * x + v * hv;
+    for (i, gi) in grad.iter().enumerate() {
+        s += gi * g * next * (i as f64 + n as f64 - 1.0);
+    }
+    s * s
+}
+
+#[test]
+fn hostile_names_stay_apart() {
+    let grad = [0.5, -1.0];
+    let args = (1.5, -0.5, 2.0, 0.25, 0.75, 1.25);
+    let (t_x, x, v, hv, g, next) = args;
+    let (value, dot) = hostile_tangent(
+        t_x,
+        x,
+        v,
+        &grad,
+        hv,
+        2,
+        g,
+        next,
+        1.0,
+        0.0,
+        0.0,
+        &[0.0, 0.0],
+        0.0,
+        0.0,
+        0.0,
+    );
+    let s = t_x * x + v * hv + g * next * (0.5 - 2.0);
+    assert_eq!(value, hostile(t_x, x, v, &grad, hv, 2, g, next));
+    assert_close("d/dt_x", dot, 2.0 * s * x, 1e-14, 1e-14);
+    let (_, gr, h) = hostile_hessian(t_x, x, v, &grad, hv, 2, g, next);
+    assert_close("grad[0]", gr[0], 2.0 * s * x, 1e-14, 1e-14);
+    // ∂²/∂t_x∂x = 2·t_x·x + 2s; ∂²/∂t_x² = 2x².
+    assert_close("H[0][1]", h[0][1], 2.0 * x * t_x + 2.0 * s, 1e-13, 1e-13);
+    assert_close("H[0][0]", h[0][0], 2.0 * x * x, 1e-14, 1e-14);
+}
