@@ -18,6 +18,8 @@ pub struct Args {
     pub tangent: bool,
     /// `hessian`: also generate `f_hessian` and `f_hvp`.
     pub hessian: bool,
+    /// The `hessian` keyword, where an error about it points.
+    pub hessian_flag: Option<Ident>,
 }
 
 /// `check(x = 1.5, w = [1.0, -2.0], n = 3)`: a value for every parameter.
@@ -54,6 +56,9 @@ impl Parse for Args {
                     return Err(syn::Error::new(key.span(), format!("`{key}` given twice")));
                 }
                 *flag = true;
+                if key == "hessian" {
+                    args.hessian_flag = Some(key.clone());
+                }
             } else if key == "wrt" {
                 if args.wrt.is_some() {
                     return Err(syn::Error::new(

@@ -28,6 +28,17 @@ pub fn generate(attr: &TokenStream, item: &TokenStream) -> TokenStream {
     let Ok(f) = syn::parse2::<syn::ItemFn>(item.clone()) else {
         return TokenStream::new();
     };
+    if signature::vector_output(&f.sig).is_some() {
+        let mut cx = Ctxt::default();
+        for point in &args.checks {
+            cx.error(
+                &point.keyword,
+                "`check(..)` points need a scalar output: check `f_jacobian` against \
+                 `gradmacro_runtime::central_difference` of each output in a test of your own",
+            );
+        }
+        return cx.into_compile_errors();
+    }
     let mut quiet = Ctxt::default();
     let sig = match signature::check(&f.sig, &args, &mut quiet) {
         Some(sig) if !quiet.has_errors() && sig.params.len() == f.sig.inputs.len() => sig,

@@ -37,6 +37,19 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#item #e);
         }
     };
+    if let Some(float) = signature::vector_output(&f.sig) {
+        if let (true, Some(flag)) = (args.hessian, &args.hessian_flag) {
+            cx.error(flag, "`hessian` needs a scalar output: a Hessian of a vector output would be a tensor; take the Hessian of each output's function, or of a weighted sum");
+        }
+        let generated = crate::vector::expand(&f, &args, float, &mut cx);
+        return match generated {
+            Some(g) if !cx.has_errors() => quote!(#f #g),
+            _ => {
+                let errors = cx.into_compile_errors();
+                quote!(#f #errors)
+            }
+        };
+    }
     let sig = signature::check(&f.sig, &args, &mut cx);
     let lowered = match &sig {
         Some(sig) if !cx.has_errors() => lower_until_stable(&f, sig, &mut cx),

@@ -87,6 +87,7 @@ mod signature;
 mod test_support;
 #[cfg(test)]
 mod tests;
+mod vector;
 
 use proc_macro::TokenStream;
 

@@ -47,6 +47,20 @@ fn simple_type(ty: &Type) -> Option<String> {
     }
 }
 
+/// A vector output: `[f64; M]` or `Vec<f64>` (or `f32`), owned.
+pub fn vector_output(sig: &Signature) -> Option<Float> {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return None;
+    };
+    if matches!(**ty, Type::Reference(_)) {
+        return None;
+    }
+    match shape_of(ty) {
+        Ok(Some((name, Shape::Array { .. }))) => float_of(&name),
+        _ => None,
+    }
+}
+
 /// The element type name and shape of `T`, `&[T]`, `&Vec<T>`, `Vec<T>`,
 /// `[T; N]`, `&[T; N]`; `Err` explains a type that is close but unsupported.
 fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {

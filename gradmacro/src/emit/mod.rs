@@ -298,6 +298,66 @@ pub fn generate(
     }
 }
 
+/// Without `tangent`, a placeholder `f_pushforward` whose first argument
+/// cannot satisfy its bound: a caller in forward mode gets an error at the
+/// call, naming `f` and the flag to add, instead of "cannot find function".
+fn no_forward_mode(
+    user: &syn::ItemFn,
+    receiver: Option<&syn::Receiver>,
+    ty: &TokenStream,
+) -> TokenStream {
+    let name = &user.sig.ident;
+    let message = format!(
+        "`{name}` has no forward mode: write `#[differentiate(tangent)]` on `{name}` (keeping any `wrt(..)`)"
+    );
+    let label = "called here by a function with `tangent` or `hessian`";
+    placeholders(
+        user,
+        receiver,
+        "has_no_tangent",
+        (&message, label),
+        &[("pushforward", (2, 0), quote!((#ty, #ty)))],
+    )
+}
+
+/// Placeholder functions `f_<suffix>` that differentiated callers would
+/// call, each taking `per_param` × the parameter count + `extra` arguments
+/// (the arguments, a slot for each, a seed), whose
+/// first argument cannot satisfy a bound that reports `message` at the call.
+/// (Not for methods: a trait cannot be declared in an `impl` block.)
+pub(crate) fn placeholders(
+    user: &syn::ItemFn,
+    receiver: Option<&syn::Receiver>,
+    marker: &str,
+    (message, label): (&str, &str),
+    fns: &[(&str, (usize, usize), TokenStream)],
+) -> TokenStream {
+    let n = user.sig.inputs.len();
+    if receiver.is_some() || n == 0 {
+        return quote!();
+    }
+    let (vis, name) = (&user.vis, &user.sig.ident);
+    let marker = format_ident!("__{}_{}", name, marker);
+    let fns = fns.iter().map(|(suffix, (per_param, extra), ret)| {
+        let f = format_ident!("{}_{}", name, suffix);
+        let rest = (1..per_param * n + extra).map(|_| quote!(_: impl ::core::marker::Sized));
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, clippy::too_many_arguments)]
+            #vis fn #f(_: impl #marker, #(#rest),*) -> #ret {
+                ::core::unreachable!()
+            }
+        }
+    });
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #[diagnostic::on_unimplemented(message = #message, label = #label)]
+        #vis trait #marker {}
+        #(#fns)*
+    }
+}
+
 /// The tangent program of `f` as a function named `name` (see
 /// `Emitter::dot_program`), and its tangent parameters' names.
 pub fn dot_program(
@@ -323,39 +383,17 @@ pub fn private_core(
     Emitter::new(g, &a, names).core(name, &private, (user_fn, receiver))
 }
 
-/// Without `tangent`, a placeholder `f_pushforward` whose first argument
-/// cannot satisfy its bound: a caller in forward mode gets an error at the
-/// call, naming `f` and the flag to add, instead of "cannot find function".
-/// (Not for methods: a trait cannot be declared in an `impl` block.)
-fn no_forward_mode(
-    user: &syn::ItemFn,
-    receiver: Option<&syn::Receiver>,
-    ty: &TokenStream,
+/// A private tangent core for `g` returning `out` (of type `out_ty`) and its
+/// tangent: `fn name(params.., tangents..) -> (out_ty, out_ty)`.
+pub fn jvp_core(
+    g: &Func,
+    names: Names,
+    name: &Ident,
+    (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+    (out, out_ty): (VarId, &TokenStream),
 ) -> TokenStream {
-    let n = user.sig.inputs.len();
-    if receiver.is_some() || n == 0 {
-        return quote!();
-    }
-    let (vis, name) = (&user.vis, &user.sig.ident);
-    let marker = format_ident!("__{}_has_no_tangent", name);
-    let pushforward = format_ident!("{}_pushforward", name);
-    let message = format!(
-        "`{name}` has no forward mode: write `#[differentiate(tangent)]` on `{name}` (keeping any `wrt(..)`)"
-    );
-    let label = "called here by a function with `tangent` or `hessian`";
-    // The arguments, then a tangent slot for each.
-    let rest = (1..2 * n).map(|_| quote!(_: impl ::core::marker::Sized));
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #[diagnostic::on_unimplemented(message = #message, label = #label)]
-        #vis trait #marker {}
-        #[doc(hidden)]
-        #[allow(dead_code, clippy::too_many_arguments)]
-        #vis fn #pushforward(_: impl #marker, #(#rest),*) -> (#ty, #ty) {
-            ::core::unreachable!()
-        }
-    }
+    let a = analyze(g);
+    Emitter::new(g, &a, names).tangent_core(name, (user_fn, receiver), Some((out, out_ty)))
 }
 
 /// The optional modes the attribute's flags ask for.
@@ -380,13 +418,17 @@ fn forward_mode(
     let user_fn = quote!(#this #name);
     let core_name = format_ident!("__{}_tangent_core", name);
     let a = analyze(f);
-    let core = Emitter::new(f, &a, names.clone()).tangent_core(&core_name, (&user_fn, receiver));
+    let core =
+        Emitter::new(f, &a, names.clone()).tangent_core(&core_name, (&user_fn, receiver), None);
     let (all_name, all_core, all_f) = match all_floats {
         Some((g, g_names)) => {
             let ga = analyze(g);
             let all_name = format_ident!("__{}_tangent_core_all", name);
-            let all_core =
-                Emitter::new(g, &ga, g_names.clone()).tangent_core(&all_name, (&user_fn, receiver));
+            let all_core = Emitter::new(g, &ga, g_names.clone()).tangent_core(
+                &all_name,
+                (&user_fn, receiver),
+                None,
+            );
             (all_name, all_core, *g)
         }
         None => (core_name.clone(), quote!(), f),

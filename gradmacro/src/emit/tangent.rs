@@ -15,13 +15,18 @@ impl Emitter<'_> {
     /// `fn name(params.., slots..) -> (value, tangent)`: one slot per
     /// parameter, `f64` for a differentiable scalar, `&[f64]` for an array,
     /// `()` for the rest.
+    /// `output`: another variable to return with its tangent, and its type
+    /// (the array a vector-output function returns), instead of the output.
     pub(super) fn tangent_core(
         mut self,
         name: &Ident,
         (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+        output: Option<(VarId, &TokenStream)>,
     ) -> TokenStream {
         let ty = self.ty.clone();
-        let need = tangent_needs(self.f);
+        let out_var = output.map_or(self.f.output, |o| o.0);
+        let out_ty = output.map_or_else(|| ty.clone(), |o| o.1.clone());
+        let need = tangent_needs(self.f, out_var);
         let mut t = Tangents {
             dots: HashMap::new(),
             need,
@@ -47,13 +52,16 @@ impl Emitter<'_> {
             }
         }
         let body = self.tan_block(&self.f.body, &mut t);
-        let out = self.var(self.f.output);
-        let out_dot = if t.need[self.f.output.0] {
-            let output = self.f.output;
-            let d = t.dot(&mut self, output);
+        let out = self.var(out_var);
+        let out_dot = if t.need[out_var.0] {
+            let d = t.dot(&mut self, out_var);
             quote!(#d)
         } else {
-            quote!(0.0)
+            match &self.f.var(out_var).shape {
+                Shape::Scalar => quote!(0.0),
+                Shape::Array { len: Some(n) } => quote!([0.0; #n]),
+                Shape::Array { len: None } => quote!(::std::vec![0.0; #out.len()]),
+            }
         };
         let body = if self.f.has_return {
             let label = &self.label;
@@ -91,7 +99,7 @@ impl Emitter<'_> {
             #[inline]
             #allow
             #ptr
-            fn #name(#(#params,)* #(#slots),*) -> (#ty, #ty) {
+            fn #name(#(#params,)* #(#slots),*) -> (#out_ty, #out_ty) {
                 let _ = #user_fn;
                 #body
                 (#out, #out_dot)
@@ -112,7 +120,7 @@ impl Emitter<'_> {
     ) -> (TokenStream, Vec<Ident>) {
         self.dot_program = true;
         let ty = self.ty.clone();
-        let need = tangent_needs(self.f);
+        let need = tangent_needs(self.f, self.f.output);
         let mut t = Tangents {
             dots: HashMap::new(),
             need,
@@ -517,12 +525,12 @@ impl Tangents {
     }
 }
 
-/// Which variables' tangents the output's depends on: from the output
+/// Which variables' tangents the tangent of `out` depends on: from `out`
 /// backwards along every flow, until nothing changes.
-fn tangent_needs(f: &Func) -> Vec<bool> {
+fn tangent_needs(f: &Func, out: VarId) -> Vec<bool> {
     let mut need = vec![false; f.vars.len()];
-    if f.is_active(f.output) {
-        need[f.output.0] = true;
+    if f.is_active(out) {
+        need[out.0] = true;
     }
     loop {
         let mut changed = false;

@@ -1,0 +1,391 @@
+//! Vector outputs: `fn f(..) -> [f64; M]` or `-> Vec<f64>`.
+//!
+//! There is no single gradient. The function is rewritten, as source, into
+//! the scalar function `w · f(args)` of one more constant parameter `w`, which
+//! the ordinary pipeline differentiates: its gradient is `Jᵀw`, the
+//! vector-Jacobian product (`f_adjoint`), and its forward mode, read at the
+//! output array rather than at the scalar, is `J·t` (`f_jacobian` by columns
+//! when there are fewer inputs than outputs, `f_tangent`).
+
+use crate::args::Args;
+use crate::ctxt::Ctxt;
+use crate::ir::{Float, Func, Shape, VarId};
+use crate::names::Names;
+use crate::{emit, expand, signature};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use syn::visit::Visit;
+
+/// The hidden names the rewritten function uses (a user's function cannot
+/// mention them: they start with `__gm_`).
+const W: &str = "__gm_w";
+const CHECK: &str = "__gm_check";
+const OUT: &str = "__gm_out";
+
+pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Option<TokenStream> {
+    let vjp = rewrite(f, float, cx)?;
+    // Which parameters are differentiable: those of `wrt`, else every float
+    // one; never the added ones.
+    let mut quiet = Ctxt::default();
+    let all = signature::check(&vjp.sig, &Args::default(), &mut quiet)?;
+    if let Some(wrt) = &args.wrt {
+        for name in wrt {
+            if !all.params.iter().any(|p| p.ident == *name) || *name == W || *name == CHECK {
+                cx.error(name, format!("`wrt({name})`: there is no such parameter"));
+            }
+        }
+    }
+    let wrt: Vec<Ident> = all
+        .params
+        .iter()
+        .filter(|p| p.kind == signature::ParamKind::Differentiable && p.ident != W)
+        .filter(|p| args.wrt.as_ref().is_none_or(|w| w.contains(&p.ident)))
+        .map(|p| p.ident.clone())
+        .collect();
+    let sig = signature::check(
+        &vjp.sig,
+        &Args {
+            wrt: Some(wrt),
+            ..Args::default()
+        },
+        cx,
+    )?;
+    if cx.has_errors() {
+        return None;
+    }
+    let (func, names) = expand::lower_until_stable(&vjp, &sig, cx)?;
+    if cx.has_errors() {
+        return None;
+    }
+    let out = func.vars.iter().position(|v| v.ident == OUT).map(VarId)?;
+    Some(generate(
+        f,
+        &func,
+        names,
+        out,
+        sig.receiver.as_ref(),
+        args.tangent,
+    ))
+}
+
+/// `fn __f_vjp(args.., __gm_w: &[f64], __gm_check: bool) -> f64`: the body,
+/// its value into `__gm_out`, then `Σ __gm_out[i] * __gm_w[i]`.
+fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> {
+    let ty = emit::float_ty(float);
+    let name = &f.sig.ident;
+    let mut returns = Returns(Vec::new());
+    returns.visit_block(&f.block);
+    for r in returns.0 {
+        cx.error(
+            r,
+            "`return` is not supported in a function returning an array yet: end the function with its value",
+        );
+    }
+    let mut stmts = f.block.stmts.clone();
+    let tail = match stmts.pop() {
+        Some(syn::Stmt::Expr(e, None)) => e,
+        other => {
+            let span = other.map_or(name.span(), |s| syn::spanned::Spanned::span(&s));
+            cx.error_at(
+                span,
+                "the function must end with its value: add a tail expression (without `;`)",
+            );
+            return None;
+        }
+    };
+    if cx.has_errors() {
+        return None;
+    }
+    let ret = match &f.sig.output {
+        syn::ReturnType::Type(_, t) => t.clone(),
+        syn::ReturnType::Default => return None,
+    };
+    let (w, check, out) = (ident(W), ident(CHECK), ident(OUT));
+    let msg = format!("{name}_adjoint: `d_out` has length {{}} but the output has length {{}}");
+    let mut sig = f.sig.clone();
+    sig.ident = format_ident!("__{}_vjp", name);
+    sig.output = syn::parse_quote!(-> #ty);
+    sig.inputs.push(syn::parse_quote!(#w: &[#ty]));
+    sig.inputs.push(syn::parse_quote!(#check: bool));
+    let block: syn::Block = syn::parse_quote!({
+        #(#stmts)*
+        let #out: #ret = #tail;
+        fn __gm_len(check: bool, w: usize, out: usize) -> usize {
+            if check {
+                ::core::assert!(w == out, #msg, w, out);
+            }
+            w
+        }
+        let mut __gm_sum: #ty = 0.0;
+        for __gm_i in 0..__gm_len(#check, #w.len(), #out.len()) {
+            __gm_sum += #out[__gm_i] * #w[__gm_i];
+        }
+        __gm_sum
+    });
+    Some(syn::ItemFn {
+        attrs: Vec::new(),
+        vis: syn::Visibility::Inherited,
+        sig,
+        block: Box::new(block),
+    })
+}
+
+fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// Every `return` of the body, outside closures and nested items.
+struct Returns(Vec<syn::ExprReturn>);
+
+impl<'a> Visit<'a> for Returns {
+    fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+        self.0.push(r.clone());
+    }
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// `f_adjoint`, `f_adjoint_acc`, `f_jacobian` (and `f_tangent`) over the
+/// cores of the rewritten function.
+fn generate(
+    user: &syn::ItemFn,
+    g: &Func,
+    names: Names,
+    out: VarId,
+    receiver: Option<&syn::Receiver>,
+    tangent: bool,
+) -> TokenStream {
+    let name = &user.sig.ident;
+    let vis = &user.vis;
+    let ty = emit::float_ty(g.float);
+    let ret = match &user.sig.output {
+        syn::ReturnType::Type(_, t) => t.to_token_stream(),
+        syn::ReturnType::Default => quote!(()),
+    };
+    let this = receiver.map(|_| quote!(Self::));
+    let user_fn = quote!(#this #name);
+    let (vjp_name, jvp_name) = (
+        format_ident!("__{name}_vjp_core"),
+        format_ident!("__{name}_jvp_core"),
+    );
+    let vjp_core = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
+    let jvp_core = emit::jvp_core(g, names, &jvp_name, (&user_fn, receiver), (out, &ret));
+    let (vjp, jvp) = (quote!(#this #vjp_name), quote!(#this #jvp_name));
+
+    let mut n = Names::avoiding(user.to_token_stream());
+    let (d_out, value, jac, t, wv, m, cols, j, i, col, row) = (
+        n.fresh("d_out"),
+        n.fresh("value"),
+        n.fresh("jacobian"),
+        n.fresh("t"),
+        n.fresh("w"),
+        n.fresh("m"),
+        n.fresh("n"),
+        n.fresh("j"),
+        n.fresh("i"),
+        n.fresh("column"),
+        n.fresh("row"),
+    );
+    let user_params: Vec<&crate::ir::Param> = g.params[..g.params.len() - 2].iter().collect();
+    let mut params: Vec<TokenStream> = receiver.iter().map(|r| quote!(#r)).collect();
+    let self_arg: Vec<TokenStream> = receiver.iter().map(|_| quote!(self)).collect();
+    let mut xs = Vec::new();
+    for p in &user_params {
+        let (x, pt) = (&p.ident, &p.ty);
+        params.push(quote!(#x: #pt));
+        xs.push(quote!(#x));
+    }
+    let value_call = match receiver {
+        Some(_) => quote!(self.#name(#(#xs),*)),
+        None => quote!(#name(#(#xs),*)),
+    };
+
+    // Per differentiable parameter: its gradient entry, buffer, tangent and
+    // place in the flattened columns.
+    let mut zeros = Vec::new();
+    let mut own_slots = Vec::new();
+    let mut acc_slots = Vec::new();
+    let mut buffers = Vec::new();
+    let mut checks = Vec::new();
+    let mut grads = Vec::new();
+    let mut grad_tys = Vec::new();
+    let mut t_params = Vec::new();
+    let mut t_checks = Vec::new();
+    let mut t_slots = Vec::new();
+    let mut col_t = Vec::new();
+    let mut row_split = Vec::new();
+    let mut row_slots = Vec::new();
+    let mut sizes = Vec::new();
+    let mut offset: Option<TokenStream> = None;
+    let rest = n.fresh("rest");
+    for p in &user_params {
+        let x = &p.ident;
+        if p.var.is_none() {
+            for s in [
+                &mut own_slots,
+                &mut acc_slots,
+                &mut t_slots,
+                &mut col_t,
+                &mut row_slots,
+            ] {
+                s.push(quote!(()));
+            }
+            continue;
+        }
+        let d = n.fresh(&format!("d_{x}"));
+        let tx = n.fresh(&format!("t_{x}"));
+        let part = n.fresh(&format!("row_{x}"));
+        let len = match p.shape {
+            Shape::Scalar => quote!(1),
+            Shape::Array { .. } => quote!(#x.len()),
+        };
+        sizes.push(len.clone());
+        let start = offset.clone().unwrap_or_else(|| quote!(0));
+        let end = match &offset {
+            Some(o) => quote!(#o + #len),
+            None => len.clone(),
+        };
+        row_split.push(quote!(let (#part, #rest) = #rest.split_at_mut(#len);));
+        grad_tys.push(emit::entry_ty(&p.shape, &ty));
+        grads.push(quote!(#d));
+        match &p.shape {
+            Shape::Scalar => {
+                zeros.push(quote!(let mut #d: #ty = 0.0;));
+                own_slots.push(quote!(::core::option::Option::Some(&mut #d)));
+                buffers.push(quote!(#d: &mut #ty));
+                t_params.push(quote!(#tx: #ty));
+                col_t.push(quote!(#t[#start]));
+                row_slots.push(quote!(::core::option::Option::Some(&mut #part[0])));
+            }
+            Shape::Array { len: fixed } => {
+                zeros.push(match fixed {
+                    Some(k) => quote!(let mut #d: [#ty; #k] = [0.0; #k];),
+                    None => quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #x.len()];),
+                });
+                own_slots.push(quote!(::core::option::Option::Some(&mut #d[..])));
+                buffers.push(quote!(#d: &mut [#ty]));
+                let msg = format!("{name}_adjoint_acc: the buffer `{d}` has length {{}} but the parameter `{x}` has length {{}}");
+                checks
+                    .push(quote!(::core::assert!(#d.len() == #x.len(), #msg, #d.len(), #x.len());));
+                t_params.push(quote!(#tx: &[#ty]));
+                let msg = format!("{name}_tangent: the tangent `{tx}` has length {{}} but the parameter `{x}` has length {{}}");
+                t_checks.push(
+                    quote!(::core::assert!(#tx.len() == #x.len(), #msg, #tx.len(), #x.len());),
+                );
+                col_t.push(quote!(&#t[#start..#end]));
+                row_slots.push(quote!(::core::option::Option::Some(#part)));
+            }
+        }
+        acc_slots.push(quote!(::core::option::Option::Some(#d)));
+        t_slots.push(quote!(#tx));
+        offset = Some(end);
+    }
+    let (grad, grad_ty) = if grads.len() == 1 {
+        (quote!(#(#grads)*), quote!(#(#grad_tys)*))
+    } else {
+        (quote!((#(#grads),*)), quote!((#(#grad_tys),*)))
+    };
+    let total = if sizes.is_empty() {
+        quote!(0)
+    } else {
+        quote!(#(#sizes)+*)
+    };
+    let link = emit::doc_link(name, receiver);
+    let many = |k: usize| emit::many_args(k);
+    let (many_adj, many_acc, many_jac, many_t) = (
+        many(params.len() + 1),
+        many(params.len() + 1 + buffers.len()),
+        many(params.len()),
+        many(params.len() + t_params.len()),
+    );
+    let adjoint = format_ident!("{name}_adjoint");
+    let acc = format_ident!("{name}_adjoint_acc");
+    let jacobian = format_ident!("{name}_jacobian");
+    let tangent_name = format_ident!("{name}_tangent");
+    let adj_doc = format!(" Vector-Jacobian product of {link}: returns `Jᵀ·d_out`, shaped as the differentiable parameters (one entry each). Panics if `d_out`'s length is not the output's.");
+    let acc_doc = format!(" Vector-Jacobian product of {link}, accumulated: ADDS `Jᵀ·d_out` into the buffers, one per differentiable parameter. Panics if a length differs.");
+    let jac_doc = format!(" Value and Jacobian of {link}: `jacobian[i][j]` is the derivative of output `i` with respect to the `j`-th differentiable parameter, flattened in order (a scalar is one column, an array its elements). Computed by columns in forward mode when there are no more columns than outputs, else by rows in reverse mode.");
+    let tangent_fn = if tangent {
+        let doc = format!(" Value and Jacobian-vector product of {link} (forward mode): returns `({name}(..), J·t)`, one tangent per differentiable parameter. Panics if a tangent's length differs from its parameter's.");
+        quote! {
+            #[doc = #doc]
+            #[doc = " Generated by `#[differentiate(tangent)]`."]
+            #[inline]
+            #many_t
+            #vis fn #tangent_name(#(#params,)* #(#t_params),*) -> (#ret, #ret) {
+                #(#t_checks)*
+                #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_slots,)* (), ())
+            }
+        }
+    } else {
+        quote!()
+    };
+    let generated = " Generated by `#[differentiate]`.";
+    let message = format!(
+        "`{name}` returns an array: a differentiated function cannot call it yet; call `{name}_jacobian` outside, or compute its outputs inline"
+    );
+    let placeholders = emit::placeholders(
+        user,
+        receiver,
+        "returns_an_array",
+        (&message, "called here by a differentiated function"),
+        &[
+            ("pullback", (2, 1), quote!(())),
+            ("pushforward", (2, 0), quote!((#ty, #ty))),
+        ],
+    );
+    quote! {
+        #placeholders
+        #[doc = #adj_doc]
+        #[doc = #generated]
+        #[inline]
+        #many_adj
+        #vis fn #adjoint(#(#params,)* #d_out: &[#ty]) -> #grad_ty {
+            #(#zeros)*
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#own_slots,)* (), ());
+            #grad
+        }
+        #[doc = #acc_doc]
+        #[doc = #generated]
+        #[inline]
+        #many_acc
+        #vis fn #acc(#(#params,)* #d_out: &[#ty], #(#buffers),*) {
+            #(#checks)*
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#acc_slots,)* (), ());
+        }
+        #[doc = #jac_doc]
+        #[doc = #generated]
+        #many_jac
+        #vis fn #jacobian(#(#params),*) -> (#ret, ::std::vec::Vec<::std::vec::Vec<#ty>>) {
+            let #value = #value_call;
+            let #m = #value.len();
+            let #cols = #total;
+            let mut #jac = ::std::vec![::std::vec![0.0; #cols]; #m];
+            if #cols <= #m {
+                let mut #t = ::std::vec![0.0; #cols];
+                for #j in 0..#cols {
+                    #t[#j] = 1.0;
+                    let (_, #col) = #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#col_t,)* (), ());
+                    for (#row, #i) in #jac.iter_mut().zip(#col.iter()) {
+                        #row[#j] = *#i;
+                    }
+                    #t[#j] = 0.0;
+                }
+            } else {
+                let mut #wv = ::std::vec![0.0; #m];
+                for (#i, #row) in #jac.iter_mut().enumerate() {
+                    #wv[#i] = 1.0;
+                    let #rest = &mut #row[..];
+                    #(#row_split)*
+                    let _ = #rest;
+                    #vjp(#(#self_arg,)* #(#xs,)* &#wv, true, 1.0, #(#row_slots,)* (), ());
+                    #wv[#i] = 0.0;
+                }
+            }
+            (#value, #jac)
+        }
+        #tangent_fn
+        #vjp_core
+        #jvp_core
+    }
+}

@@ -1,0 +1,332 @@
+//! Vector outputs: `f_jacobian`, `f_adjoint` (Jᵀ·d_out), `f_adjoint_acc` and
+//! `f_tangent` (J·t) against Jacobians written out by hand, for `[f64; 2]`,
+//! `[f64; 3]` and `Vec<f64>` outputs; the value bit for bit `f`'s.
+#![deny(warnings)]
+
+mod support;
+
+use gradmacro::differentiate;
+use support::rng::Rng;
+use support::{assert_all_close, assert_close};
+
+/// Checks every generated function of a vector output against `want` (rows =
+/// outputs, columns = flattened parameters): `jac` from `f_jacobian`, and
+/// `vjp(d)`/`jvp(t)` flattened.
+fn check_products(
+    what: &str,
+    jac: &[Vec<f64>],
+    want: &[Vec<f64>],
+    vjp: impl Fn(&[f64]) -> Vec<f64>,
+    jvp: impl Fn(&[f64]) -> Vec<f64>,
+    rng: &mut Rng,
+) {
+    assert_eq!(jac.len(), want.len(), "{what}: rows");
+    for (i, (g, w)) in jac.iter().zip(want).enumerate() {
+        assert_all_close(&format!("{what}: row {i}"), g, w, 1e-12, 1e-12);
+    }
+    let (m, n) = (want.len(), want[0].len());
+    let d = rng.vec(m, -1.0, 1.0);
+    let t = rng.vec(n, -1.0, 1.0);
+    let jt_d: Vec<f64> = (0..n)
+        .map(|j| (0..m).map(|i| want[i][j] * d[i]).sum())
+        .collect();
+    let j_t: Vec<f64> = (0..m)
+        .map(|i| (0..n).map(|j| want[i][j] * t[j]).sum())
+        .collect();
+    assert_all_close(&format!("{what}: Jᵀ·d"), &vjp(&d), &jt_d, 1e-12, 1e-12);
+    assert_all_close(&format!("{what}: J·t"), &jvp(&t), &j_t, 1e-12, 1e-12);
+}
+
+#[differentiate(tangent)]
+fn rotate(theta: f64, p: [f64; 2]) -> [f64; 2] {
+    let c = theta.cos();
+    let s = theta.sin();
+    [c * p[0] - s * p[1], s * p[0] + c * p[1]]
+}
+
+#[test]
+fn rotation() {
+    let mut rng = Rng::new(31);
+    for _ in 0..5 {
+        let th = rng.uniform(-3.0, 3.0);
+        let p = [rng.uniform(-2.0, 2.0), rng.uniform(-2.0, 2.0)];
+        let (value, jac) = rotate_jacobian(th, p);
+        assert_eq!(value, rotate(th, p));
+        let (c, s) = (th.cos(), th.sin());
+        let want = vec![
+            vec![-s * p[0] - c * p[1], c, -s],
+            vec![c * p[0] - s * p[1], s, c],
+        ];
+        check_products(
+            "rotate",
+            &jac,
+            &want,
+            |d| {
+                let (dt, dp) = rotate_adjoint(th, p, d);
+                vec![dt, dp[0], dp[1]]
+            },
+            |t| {
+                let (v, dv) = rotate_tangent(th, p, t[0], &t[1..]);
+                assert_eq!(v, rotate(th, p));
+                dv.to_vec()
+            },
+            &mut rng,
+        );
+    }
+}
+
+/// Spherical to cartesian: more outputs than inputs (forward by columns).
+#[differentiate(tangent)]
+fn cartesian(r: f64, theta: f64, phi: f64) -> [f64; 3] {
+    let st = theta.sin();
+    [r * st * phi.cos(), r * st * phi.sin(), r * theta.cos()]
+}
+
+#[test]
+fn spherical_to_cartesian() {
+    let mut rng = Rng::new(32);
+    for _ in 0..5 {
+        let (r, th, ph) = (
+            rng.uniform(0.5, 2.0),
+            rng.uniform(0.1, 3.0),
+            rng.uniform(-3.0, 3.0),
+        );
+        let (value, jac) = cartesian_jacobian(r, th, ph);
+        assert_eq!(value, cartesian(r, th, ph));
+        let (st, ct, sp, cp) = (th.sin(), th.cos(), ph.sin(), ph.cos());
+        let want = vec![
+            vec![st * cp, r * ct * cp, -r * st * sp],
+            vec![st * sp, r * ct * sp, r * st * cp],
+            vec![ct, -r * st, 0.0],
+        ];
+        check_products(
+            "cartesian",
+            &jac,
+            &want,
+            |d| {
+                let (a, b, c) = cartesian_adjoint(r, th, ph, d);
+                vec![a, b, c]
+            },
+            |t| cartesian_tangent(r, th, ph, t[0], t[1], t[2]).1.to_vec(),
+            &mut rng,
+        );
+    }
+}
+
+#[differentiate(tangent)]
+fn softmax(x: &[f64]) -> Vec<f64> {
+    let mut m = x[0];
+    for &v in x {
+        if v > m {
+            m = v;
+        }
+    }
+    let mut e = vec![0.0; x.len()];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        e[i] = (x[i] - m).exp();
+        s += e[i];
+    }
+    let mut out = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        out[i] = e[i] / s;
+    }
+    out
+}
+
+#[test]
+fn softmax_against_its_closed_form() {
+    let mut rng = Rng::new(33);
+    for n in [1, 3, 6] {
+        let x = rng.vec(n, -2.0, 2.0);
+        let (value, jac) = softmax_jacobian(&x);
+        assert_eq!(value, softmax(&x));
+        let p = &value;
+        let want: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| p[i] * (f64::from(u8::from(i == j)) - p[j]))
+                    .collect()
+            })
+            .collect();
+        check_products(
+            "softmax",
+            &jac,
+            &want,
+            |d| softmax_adjoint(&x, d),
+            |t| softmax_tangent(&x, t).1,
+            &mut rng,
+        );
+    }
+}
+
+/// Rosenbrock's residuals r = (10 (x_{i+1} - x_i²), 1 - x_i): 2(n-1) outputs.
+#[differentiate]
+fn residuals(x: &[f64]) -> Vec<f64> {
+    let mut r = Vec::with_capacity(2 * x.len());
+    for i in 0..x.len() - 1 {
+        r.push(10.0 * (x[i + 1] - x[i] * x[i]));
+        r.push(1.0 - x[i]);
+    }
+    r
+}
+
+#[test]
+fn rosenbrock_residuals() {
+    let mut rng = Rng::new(34);
+    for n in [2, 4] {
+        let x = rng.vec(n, -1.5, 1.5);
+        let (value, jac) = residuals_jacobian(&x);
+        assert_eq!(value, residuals(&x));
+        let mut want = vec![vec![0.0; n]; 2 * (n - 1)];
+        for i in 0..n - 1 {
+            want[2 * i][i] = -20.0 * x[i];
+            want[2 * i][i + 1] = 10.0;
+            want[2 * i + 1][i] = -1.0;
+        }
+        let d = rng.vec(2 * (n - 1), -1.0, 1.0);
+        let mut acc = vec![0.5; n];
+        residuals_adjoint_acc(&x, &d, &mut acc);
+        let vjp = residuals_adjoint(&x, &d);
+        for j in 0..n {
+            assert_close("acc adds", acc[j], 0.5 + vjp[j], 1e-14, 1e-14);
+        }
+        check_products(
+            "residuals",
+            &jac,
+            &want,
+            |d| residuals_adjoint(&x, d),
+            |t| {
+                // No `tangent` flag: J·t from the Jacobian itself.
+                jac.iter()
+                    .map(|row| row.iter().zip(t).map(|(a, b)| a * b).sum())
+                    .collect()
+            },
+            &mut rng,
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "residuals_adjoint: `d_out` has length 3 but the output has length 2")]
+fn adjoint_length_mismatch_panics() {
+    let _ = residuals_adjoint(&[1.0, 2.0], &[1.0, 2.0, 3.0]);
+}
+
+/// One RK4 step of the damped pendulum with step h (a constant): the
+/// sensitivity of the next state to the current one and to the damping.
+#[differentiate(wrt(y, c), tangent)]
+fn rk4(y: [f64; 2], c: f64, h: f64) -> [f64; 2] {
+    let k1 = [y[1], -y[0].sin() - c * y[1]];
+    let y2 = [y[0] + 0.5 * h * k1[0], y[1] + 0.5 * h * k1[1]];
+    let k2 = [y2[1], -y2[0].sin() - c * y2[1]];
+    let y3 = [y[0] + 0.5 * h * k2[0], y[1] + 0.5 * h * k2[1]];
+    let k3 = [y3[1], -y3[0].sin() - c * y3[1]];
+    let y4 = [y[0] + h * k3[0], y[1] + h * k3[1]];
+    let k4 = [y4[1], -y4[0].sin() - c * y4[1]];
+    [
+        y[0] + h / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0]),
+        y[1] + h / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1]),
+    ]
+}
+
+#[test]
+fn ode_step_against_central_differences() {
+    let mut rng = Rng::new(35);
+    for _ in 0..5 {
+        let y = [rng.uniform(-1.0, 1.0), rng.uniform(-1.0, 1.0)];
+        let (c, h) = (rng.uniform(0.0, 0.5), 0.1);
+        let (value, jac) = rk4_jacobian(y, c, h);
+        assert_eq!(value, rk4(y, c, h));
+        let eps = 1e-6;
+        let fd = |k: usize| {
+            let (mut yp, mut ym, mut cp, mut cm) = (y, y, c, c);
+            if k < 2 {
+                yp[k] += eps;
+                ym[k] -= eps;
+            } else {
+                cp += eps;
+                cm -= eps;
+            }
+            let (a, b) = (rk4(yp, cp, h), rk4(ym, cm, h));
+            [(a[0] - b[0]) / (2.0 * eps), (a[1] - b[1]) / (2.0 * eps)]
+        };
+        for k in 0..3 {
+            let col = fd(k);
+            for (i, row) in jac.iter().enumerate() {
+                assert_close(&format!("rk4 J[{i}][{k}]"), row[k], col[i], 1e-8, 1e-8);
+            }
+        }
+        // J·t from the tangent, Jᵀ·d from the adjoint, against the Jacobian.
+        let (_, jt) = rk4_tangent(y, c, h, &[1.0, -2.0], 0.5);
+        for i in 0..2 {
+            let want = jac[i][0] - 2.0 * jac[i][1] + 0.5 * jac[i][2];
+            assert_close("rk4 J·t", jt[i], want, 1e-13, 1e-13);
+        }
+        let (dy, dc) = rk4_adjoint(y, c, h, &[0.3, -0.7]);
+        assert_close(
+            "rk4 Jᵀ·d [0]",
+            dy[0],
+            0.3 * jac[0][0] - 0.7 * jac[1][0],
+            1e-13,
+            1e-13,
+        );
+        assert_close(
+            "rk4 Jᵀ·d [1]",
+            dy[1],
+            0.3 * jac[0][1] - 0.7 * jac[1][1],
+            1e-13,
+            1e-13,
+        );
+        assert_close(
+            "rk4 Jᵀ·d c",
+            dc,
+            0.3 * jac[0][2] - 0.7 * jac[1][2],
+            1e-13,
+            1e-13,
+        );
+    }
+}
+
+#[differentiate]
+fn polar_f32(r: f32, theta: f32) -> [f32; 2] {
+    [r * theta.cos(), r * theta.sin()]
+}
+
+#[test]
+fn f32_jacobians_are_f32() {
+    let (value, jac): ([f32; 2], Vec<Vec<f32>>) = polar_f32_jacobian(2.0, 0.5);
+    assert_eq!(value, polar_f32(2.0, 0.5));
+    let want = [
+        [0.5f32.cos(), -2.0 * 0.5f32.sin()],
+        [0.5f32.sin(), 2.0 * 0.5f32.cos()],
+    ];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!((jac[i][j] - want[i][j]).abs() < 1e-6, "J[{i}][{j}]");
+        }
+    }
+}
+
+/// The README's example, as written there.
+#[differentiate(tangent)]
+fn polar(r: f64, theta: f64) -> [f64; 2] {
+    [r * theta.cos(), r * theta.sin()]
+}
+
+#[test]
+fn readme_example() {
+    let (xy, jac) = polar_jacobian(2.0, 0.5);
+    let (dr, dtheta) = polar_adjoint(2.0, 0.5, &[1.0, 0.0]);
+    let (_, jt) = polar_tangent(2.0, 0.5, 1.0, 0.0);
+    assert_eq!(xy, polar(2.0, 0.5));
+    assert_eq!(
+        jac,
+        vec![
+            vec![0.5f64.cos(), -2.0 * 0.5f64.sin()],
+            vec![0.5f64.sin(), 2.0 * 0.5f64.cos()]
+        ]
+    );
+    assert_eq!((dr, dtheta), (jac[0][0], jac[0][1]));
+    assert_eq!(jt, [jac[0][0], jac[1][0]]);
+}
