@@ -305,3 +305,77 @@ fn hostile_names_stay_apart() {
     assert_close("H[0][1]", h[0][1], 2.0 * x * t_x + 2.0 * s, 1e-13, 1e-13);
     assert_close("H[0][0]", h[0][0], 2.0 * x * x, 1e-14, 1e-14);
 }
+
+// Shrunk programs from the differential test, where forward mode or the
+// Hessian once failed to compile.
+
+#[differentiate(tangent, hessian)]
+#[allow(clippy::needless_return)]
+fn only_return(_x: f64) -> f64 {
+    return 1.0;
+}
+
+#[differentiate(tangent, hessian)]
+fn reassigned_parameter(mut z: f64, x: f64) -> f64 {
+    if z <= 1.0 {
+        z = 1.0;
+        if 0.3 <= z {
+            return x * z;
+        }
+    }
+    z * z
+}
+
+#[differentiate(wrt(x), tangent, hessian)]
+fn excluded_parameter_overwritten(mut y: f64, x: f64) -> f64 {
+    y *= x;
+    y * x
+}
+
+#[differentiate(wrt(w), tangent, hessian)]
+#[allow(clippy::ptr_arg)]
+fn collected_then_written(xs: &[f64], w: &Vec<f64>) -> f64 {
+    let mut g = w[3];
+    let mut cells = xs.iter().rev().map(|_| 0.5).collect::<Vec<f64>>();
+    cells[4] = w[0] * w[1] + g;
+    g += cells.iter().sum::<f64>() * w[2];
+    g
+}
+
+#[differentiate(tangent, hessian)]
+fn clamped(x: f64) -> f64 {
+    (x * x).clamp(0.5, 4.0)
+}
+
+#[test]
+fn shrunk_programs() {
+    assert_eq!(only_return_tangent(2.0, 1.0), (1.0, 0.0));
+    assert_eq!(only_return_hessian(2.0).2, vec![vec![0.0]]);
+    // z ≤ 1: x·1, so ∂/∂x = 1; z > 1: z².
+    assert_eq!(reassigned_parameter_hessian(0.5, 3.0).1, vec![0.0, 1.0]);
+    assert_eq!(
+        reassigned_parameter_hessian(2.0, 3.0).2,
+        vec![vec![2.0, 0.0], vec![0.0, 0.0]]
+    );
+    // y·x²: ∂/∂x = 2xy, ∂²/∂x² = 2y.
+    assert_eq!(
+        excluded_parameter_overwritten_tangent(2.0, 3.0, 1.0),
+        (18.0, 12.0)
+    );
+    assert_eq!(
+        excluded_parameter_overwritten_hessian(2.0, 3.0).2,
+        vec![vec![4.0]]
+    );
+    // g = w3 + (4·0.5 + w0 w1 + w3)·w2.
+    let w = vec![1.5, -2.0, 0.5, 3.0];
+    let (_, g, h) = collected_then_written_hessian(&[0.0; 5], &w);
+    assert_eq!(
+        g,
+        vec![-2.0 * 0.5, 1.5 * 0.5, 2.0 + 1.5 * -2.0 + 3.0, 1.0 + 0.5]
+    );
+    assert_eq!(h[0][1], 0.5);
+    assert_eq!(h[0][2], -2.0);
+    assert_eq!(h[2][3], 1.0);
+    assert_eq!(clamped_hessian(1.5).2, vec![vec![2.0]]);
+    assert_eq!(clamped_hessian(3.0).2, vec![vec![0.0]]);
+}

@@ -293,11 +293,12 @@ impl Prim {
                 let b = &a[1];
                 vec![when(quote!(#x <= #b)), when(quote!(#x > #b))]
             }
-            // Inside [lo, hi], bounds included, the derivative goes to `self`.
+            // Inside [lo, hi], bounds included, the derivative goes to `self`
+            // (`clamp` leaves exactly those unchanged).
             Clamp => {
                 let (lo, hi) = (&a[1], &a[2]);
                 vec![
-                    when(quote!((#lo..=#hi).contains(&#x))),
+                    when(quote!(#x.clamp(#lo, #hi) == #x)),
                     when(quote!(#x < #lo)),
                     when(quote!(#x > #hi)),
                 ]

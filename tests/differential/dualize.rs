@@ -597,7 +597,32 @@ fn acc_buffer(j: usize, ty: &ParamTy) -> (TokenStream, TokenStream) {
 /// alone, its dual copy, and `PROG` describing how to call them. Returns the
 /// text and where each part is.
 pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String, Regions) {
+    // Every other program also gets forward mode (callees too, as they must),
+    // and, when it calls nothing, second derivatives.
+    let functions = src.matches("#[differentiate").count();
+    let tangent = id & 1 == 0;
+    let hessian = tangent && functions == 1;
+    let flags = match (tangent, hessian) {
+        (_, true) => "tangent, hessian",
+        (true, false) => "tangent",
+        _ => "",
+    };
+    let flagged;
+    let src = if tangent {
+        flagged = src
+            .replace("#[differentiate]", &format!("#[differentiate({flags})]"))
+            .replace("#[differentiate(", &format!("#[differentiate({flags}, "))
+            .replace(
+                &format!("#[differentiate({flags}, {flags})]"),
+                &format!("#[differentiate({flags})]"),
+            );
+        flagged.as_str()
+    } else {
+        src
+    };
     let name = format_ident!("{}", sig.name);
+    let tangent_fn = format_ident!("{}_tangent", sig.name);
+    let hvp_fn = format_ident!("{}_hvp", sig.name);
     let grad = format_ident!("{}_grad", sig.name);
     let adjoint = format_ident!("{}_adjoint", sig.name);
     let acc = format_ident!("{}_adjoint_acc", sig.name);
@@ -607,10 +632,19 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     let mut kinds = Vec::new();
     let mut buffers = Vec::new();
     let mut buffer_args = Vec::new();
+    let mut targs = Vec::new();
     let mut dir = 0usize;
     for (i, (_, ty)) in sig.params.iter().enumerate() {
         let differentiable = sig.differentiable(i);
         let (arg, darg, kind) = param_glue(i, ty, differentiable, dir);
+        if differentiable {
+            targs.push(match ty {
+                ParamTy::Array(_, n) => quote! {
+                    &(0..#n).map(|k| if dir == #dir + k { 1.0 } else { 0.0 }).collect::<Vec<f64>>()
+                },
+                _ => quote!(if dir == #dir { 1.0 } else { 0.0 }),
+            });
+        }
         args.push(arg);
         dargs.push(darg);
         kinds.push(kind);
@@ -643,6 +677,26 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
         quote!((#(#gs),*))
     };
     let dir_param = if dir > 0 { quote!(dir) } else { quote!(_dir) };
+    let mut extra = quote!();
+    let (mut tangent_field, mut hvp_field) = (quote!(None), quote!(None));
+    if tangent {
+        extra.extend(quote! {
+            fn tangent(p: &[Input], #dir_param: usize) -> (f64, f64) {
+                #me
+                #call #tangent_fn(#(#args,)* #(#targs),*)
+            }
+        });
+        tangent_field = quote!(Some(tangent));
+    }
+    if hessian {
+        extra.extend(quote! {
+            fn hvp(p: &[Input], v: &[f64]) -> (f64, Vec<f64>, Vec<f64>) {
+                #me
+                #call #hvp_fn(#(#args,)* v)
+            }
+        });
+        hvp_field = quote!(Some(hvp));
+    }
     let glue = quote! {
         fn primal(p: &[Input]) -> f64 {
             #me
@@ -670,6 +724,7 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             #(#bs.flat(&mut out);)*
             out
         }
+        #extra
         fn dual(p: &[Input], #dir_param: usize) -> D {
             #dme
             #call #dual_name(#(#dargs),*)
@@ -683,6 +738,8 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             adjoint,
             adjoint_acc,
             dual,
+            tangent: #tangent_field,
+            hvp: #hvp_field,
         };
     };
     let header = "use crate::dual::*;\nuse crate::runner::{Flat, Input, Kind, Prog, ACC_START};\nuse gradmacro::differentiate;\n\n";

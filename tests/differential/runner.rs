@@ -199,6 +199,10 @@ pub struct Prog {
     pub adjoint_acc: fn(&[Input], f64) -> Vec<f64>,
     /// The dual version, seeded along the `dir`-th direction.
     pub dual: fn(&[Input], usize) -> D,
+    /// `f_tangent` along the `dir`-th direction, for programs with `tangent`.
+    pub tangent: Option<fn(&[Input], usize) -> (f64, f64)>,
+    /// `f_hvp` along `v`, for programs with `hessian`.
+    pub hvp: Option<fn(&[Input], &[f64]) -> (f64, Vec<f64>, Vec<f64>)>,
 }
 
 fn draw_float(rng: &mut Rng) -> f64 {
@@ -407,6 +411,12 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
     if let Some(fail) = check_adjoint("acc", "f_adjoint_acc", &acc, ACC_START, &o, d_out, &at) {
         return fail;
     }
+    if let Some(fail) = check_tangent(p, x, &o, fv, &at) {
+        return fail;
+    }
+    if let Some(fail) = check_hvp(p, x, &o, (fv, &g), &at) {
+        return fail;
+    }
     // Finite differences, where a step cannot move any compared quantity
     // across its tie: the step moves intermediates by about h * largest.
     let mut fd_checked = false;
@@ -456,6 +466,104 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
         }
     }
     Point::Ok { fd_checked }
+}
+
+/// `f_tangent` along each direction against the dual numbers' derivative.
+fn check_tangent(p: &Prog, x: &[Input], o: &Oracle, fv: f64, at: &str) -> Option<Point> {
+    let t = p.tangent?;
+    for (dir, want) in o.grad.iter().enumerate() {
+        let (tv, td) = match catch_unwind(|| t(x, dir)) {
+            Ok(r) => r,
+            Err(e) => {
+                return Some(Point::Fail(
+                    "panic",
+                    format!("f_tangent{at} along {dir} panicked: {}", panic_text(e)),
+                ))
+            }
+        };
+        if tv.to_bits() != fv.to_bits() {
+            return Some(Point::Fail(
+                "tangent",
+                format!("at {at}: f_tangent's value {tv:?} is not f's {fv:?}"),
+            ));
+        }
+        if !close(td, want.d, want.m) {
+            return Some(Point::Fail(
+                "tangent",
+                format!(
+                    "at {at}: f_tangent along direction {dir} gives {td:?}, dual numbers {:?} \
+                     (term magnitude {:e})",
+                    want.d, want.m
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The direction `f_hvp` is checked along: fixed, no entry zero.
+fn hvp_direction(n: usize) -> Vec<f64> {
+    (0..n).map(|k| [0.7, -1.3, 0.4, 1.1, -0.6][k % 5]).collect()
+}
+
+/// `f_hvp`: its value is `f`'s, its gradient `f_grad`'s, and `H·v` agrees
+/// with centered differences of `f_grad` along `v` (where no step can cross
+/// a branch; a disagreement counts only if the differences have converged).
+fn check_hvp(p: &Prog, x: &[Input], o: &Oracle, (fv, g): (f64, &[f64]), at: &str) -> Option<Point> {
+    let hvp = p.hvp?;
+    let dirs = directions(p.kinds);
+    let v = hvp_direction(dirs.len());
+    let (hv_value, hg, hv) = match catch_unwind(|| hvp(x, &v)) {
+        Ok(r) => r,
+        Err(e) => return Some(Point::Fail("panic", format!("f_hvp{at} panicked: {}", panic_text(e)))),
+    };
+    if hv_value.to_bits() != fv.to_bits() {
+        return Some(Point::Fail("hvp", format!("at {at}: f_hvp's value {hv_value:?} is not f's {fv:?}")));
+    }
+    for (i, (a, b)) in hg.iter().zip(g).enumerate() {
+        if !close(*a, *b, o.grad[i].m) || hg.len() != g.len() {
+            return Some(Point::Fail(
+                "hvp",
+                format!("at {at}: f_hvp's gradient {hg:?} is not f_grad's {g:?} (entry {i})"),
+            ));
+        }
+    }
+    if hv.len() != g.len() {
+        return Some(Point::Fail("hvp", format!("at {at}: f_hvp's H·v has {} entries", hv.len())));
+    }
+    let mut fds = Vec::new();
+    for h in [1e-4, 1e-5, 1e-6] {
+        if h * o.largest * 10.0 > o.margin {
+            continue;
+        }
+        let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+        for (k, &(i, elem)) in dirs.iter().enumerate() {
+            let xi = x[i].at(elem);
+            xp[i].set(elem, xi + h * v[k]);
+            xm[i].set(elem, xi - h * v[k]);
+        }
+        let (Ok(gp), Ok(gm)) = (catch_unwind(|| (p.grad)(&xp)), catch_unwind(|| (p.grad)(&xm))) else {
+            continue;
+        };
+        let fd: Vec<f64> = gp.1.iter().zip(&gm.1).map(|(a, b)| (a - b) / (2.0 * h)).collect();
+        fds.push(fd);
+    }
+    if fds.is_empty() {
+        return None;
+    }
+    let agree = |a: &[f64], b: &[f64]| {
+        a.iter().zip(b).all(|(u, w)| (u - w).abs() <= 1e-5 * (1.0 + u.abs() + w.abs()) + 1e-7 * o.largest)
+    };
+    if fds.iter().any(|fd| agree(fd, &hv)) {
+        return None;
+    }
+    if fds.windows(2).any(|w| agree(&w[0], &w[1])) {
+        return Some(Point::Fail(
+            "hvp",
+            format!("at {at}: f_hvp's H·v along {v:?} is {hv:?} but centered differences of f_grad give {fds:?}"),
+        ));
+    }
+    None
 }
 
 /// `got` (from `what`) against `start + d_out *` the dual gradient.

@@ -32,6 +32,7 @@ impl Emitter<'_> {
             need,
         };
         let mut slots = Vec::new();
+        let zero_tangents = self.constant_params_tangents(&mut t);
         for p in &self.f.params {
             let Some(v) = p.var else {
                 slots.push(quote!(_: ()));
@@ -45,13 +46,15 @@ impl Emitter<'_> {
                 quote!(#ty)
             };
             if t.need[v.0] {
-                slots.push(quote!(#d: #slot_ty));
+                let m = self.tan_mut(v);
+                slots.push(quote!(#m #d: #slot_ty));
             } else {
                 let unused = format_ident!("_{}", d);
                 slots.push(quote!(#unused: #slot_ty));
             }
         }
         let body = self.tan_block(&self.f.body, &mut t);
+        let body = quote!(#(#zero_tangents)* #body);
         let out = self.var(out_var);
         let out_dot = if t.need[out_var.0] {
             let d = t.dot(&mut self, out_var);
@@ -86,8 +89,9 @@ impl Emitter<'_> {
         super::collect_idents(body.clone(), &mut mentioned);
         for p in &self.f.params {
             let (ident, pty) = (&p.ident, &p.ty);
+            let m = self.tan_mut(p.id);
             params.push(if mentioned.contains(&ident.to_string()) || *ident == out {
-                quote!(#ident: #pty)
+                quote!(#m #ident: #pty)
             } else {
                 let i = format_ident!("_{}", ident);
                 quote!(#i: #pty)
@@ -128,22 +132,31 @@ impl Emitter<'_> {
         let mut params: Vec<TokenStream> = receiver.iter().map(|r| quote!(#r)).collect();
         let mut t_params = Vec::new();
         let mut t_names = Vec::new();
+        let zero_tangents = self.constant_params_tangents(&mut t);
         for p in &self.f.params {
             let (ident, pty) = (&p.ident, &p.ty);
-            params.push(quote!(#ident: #pty));
+            let m = self.tan_mut(p.id);
+            params.push(quote!(#m #ident: #pty));
             let Some(v) = p.var else { continue };
             let d = self.names.fresh(&format!("t_{}", p.ident));
             t.dots.insert(v, d.clone());
             t_params.push(if p.shape.is_array() {
                 quote!(#d: &[#ty])
             } else {
-                quote!(#d: #ty)
+                quote!(#m #d: #ty)
             });
             t_names.push(d);
         }
         let body = self.tan_block(&self.f.body, &mut t);
         let out = Operand::Var(self.f.output);
-        let out_dot = t.operand(&mut self, &out).unwrap_or_else(|| quote!(0.0));
+        let ends_in_return = matches!(self.f.body.stmts.last(), Some(Stmt::Exit(Exit::Return)));
+        let out_dot = if ends_in_return {
+            quote!()
+        } else {
+            t.operand(&mut self, &out).unwrap_or_else(|| quote!(0.0))
+        };
+        // The macro reads `vec![..]` by that name only.
+        let body = plain_vec(quote!(#(#zero_tangents)* #body));
         let item = quote! {
             fn #name(#(#params,)* #(#t_params),*) -> #ty {
                 #body
@@ -151,6 +164,21 @@ impl Emitter<'_> {
             }
         };
         (item, t_names)
+    }
+
+    /// A scalar parameter without a tangent of its own (excluded by
+    /// `wrt(..)`) that is overwritten with a differentiated value: its
+    /// tangent starts at zero.
+    fn constant_params_tangents(&mut self, t: &mut Tangents) -> Vec<TokenStream> {
+        let ty = self.ty.clone();
+        let mut out = Vec::new();
+        for p in &self.f.params {
+            if p.var.is_none() && t.need[p.id.0] && !p.shape.is_array() {
+                let d = t.dot(self, p.id);
+                out.push(quote!(let mut #d: #ty = 0.0;));
+            }
+        }
+        out
     }
 
     fn tan_block(&mut self, b: &Block, t: &mut Tangents) -> TokenStream {
@@ -704,4 +732,46 @@ pub(super) fn tangent_wrappers(
             #finish
         }
     }
+}
+
+/// `::std::vec![..]` written `vec![..]` and `::std::vec::Vec` written `Vec`,
+/// the spellings the lowering reads.
+fn plain_vec(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tts.len());
+    let mut i = 0;
+    while i < tts.len() {
+        let is = |k: usize, s: &str| match tts.get(i + k) {
+            Some(TokenTree::Punct(p)) => {
+                s.len() == 1 && p.as_char() == s.chars().next().unwrap_or(' ')
+            }
+            Some(TokenTree::Ident(id)) => *id == s,
+            _ => false,
+        };
+        // `::std::vec!` is `:` `:` `std` `:` `:` `vec` `!`
+        let std_vec =
+            is(0, ":") && is(1, ":") && is(2, "std") && is(3, ":") && is(4, ":") && is(5, "vec");
+        if std_vec && is(6, "!") {
+            out.push(tts[i + 5].clone());
+            i += 6;
+            continue;
+        }
+        // `::std::vec::Vec` is `Vec`, the type the lowering knows as an array.
+        if std_vec && is(6, ":") && is(7, ":") && is(8, "Vec") {
+            out.push(tts[i + 8].clone());
+            i += 9;
+            continue;
+        }
+        out.push(match &tts[i] {
+            TokenTree::Group(g) => {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), plain_vec(g.stream()));
+                ng.set_span(g.span());
+                TokenTree::Group(ng)
+            }
+            other => other.clone(),
+        });
+        i += 1;
+    }
+    out.into_iter().collect()
 }
