@@ -379,3 +379,128 @@ fn shrunk_programs() {
     assert_eq!(clamped_hessian(1.5).2, vec![vec![2.0]]);
     assert_eq!(clamped_hessian(3.0).2, vec![vec![0.0]]);
 }
+
+// Second derivatives through calls: the callee's tangent program is called
+// by the caller's, and differentiated through its own pullback.
+
+#[differentiate(hessian)]
+fn bump(a: f64, w: &[f64]) -> f64 {
+    let mut s = a.sin();
+    for wi in w {
+        s += wi * wi * a;
+    }
+    s
+}
+
+#[differentiate(wrt(k), hessian)]
+fn spring(k: f64, x: f64, data: &[f64]) -> f64 {
+    0.5 * k * x * x + data[0] * k.exp()
+}
+
+#[differentiate(hessian)]
+fn caller(x: f64, y: f64, w: &[f64]) -> f64 {
+    let mut v = vec![0.0; 2];
+    v[0] = x * y;
+    v[1] = w[1];
+    let mut s = 0.0;
+    for i in 0..2 {
+        if w[i] > 0.0 {
+            s += bump(x * w[i], &v);
+        } else {
+            s -= bump(y, &w[1..]);
+        }
+    }
+    s + spring(x, y, w) * y
+}
+
+fn caller_plain(p: &[f64]) -> f64 {
+    caller(p[0], p[1], &p[2..])
+}
+
+#[test]
+fn hessian_through_calls_matches_finite_differences_of_the_gradient() {
+    let mut rng = Rng::new(26);
+    for _ in 0..12 {
+        let p = [
+            rng.uniform(-1.0, 1.0),
+            rng.uniform(-1.0, 1.0),
+            rng.uniform(-1.0, 1.0),
+            rng.uniform(-1.0, 1.0),
+        ];
+        let (value, grad, h) = caller_hessian(p[0], p[1], &p[2..]);
+        assert_bits("caller value", value, caller_plain(&p));
+        let (_, (gx, gy, gw)) = caller_grad(p[0], p[1], &p[2..]);
+        assert_all_close(
+            "caller gradient",
+            &grad,
+            &[gx, gy, gw[0], gw[1]],
+            1e-13,
+            1e-13,
+        );
+        assert_symmetric("caller", &h);
+        // Central differences of the gradient, column by column.
+        let eps = 1e-6;
+        let grad_at = |q: &[f64]| {
+            let (_, (a, b, c)) = caller_grad(q[0], q[1], &q[2..]);
+            vec![a, b, c[0], c[1]]
+        };
+        for j in 0..4 {
+            let (mut qp, mut qm) = (p, p);
+            qp[j] += eps;
+            qm[j] -= eps;
+            let (gp, gm) = (grad_at(&qp), grad_at(&qm));
+            let col: Vec<f64> = gp
+                .iter()
+                .zip(&gm)
+                .map(|(a, b)| (a - b) / (2.0 * eps))
+                .collect();
+            let got: Vec<f64> = h.iter().map(|row| row[j]).collect();
+            assert_all_close(&format!("caller column {j}"), &got, &col, 1e-6, 1e-6);
+        }
+        // H·v from the same sweep.
+        let v = [0.3, -1.1, 0.7, 0.2];
+        let (_, _, hv) = caller_hvp(p[0], p[1], &p[2..], &v);
+        let want: Vec<f64> = h
+            .iter()
+            .map(|r| r.iter().zip(&v).map(|(a, b)| a * b).sum())
+            .collect();
+        assert_all_close("caller H·v", &hv, &want, 1e-12, 1e-12);
+    }
+}
+
+struct Chain {
+    c: f64,
+}
+
+impl Chain {
+    #[differentiate(hessian)]
+    fn link(&self, a: f64, b: f64) -> f64 {
+        self.c * (a - b).powi(2) + a.cosh()
+    }
+
+    #[differentiate(hessian)]
+    fn energy(&self, x: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for i in 0..x.len() - 1 {
+            e += self.link(x[i], x[i + 1]);
+        }
+        e
+    }
+}
+
+#[test]
+fn methods_calling_methods() {
+    let chain = Chain { c: 2.0 };
+    let x = [0.2, -0.5, 1.0];
+    let (_, _, h) = chain.energy_hessian(&x);
+    // Tridiagonal: 2c·(neighbours) + cosh on the diagonal of the first two.
+    let c = 2.0;
+    let want = [
+        [2.0 * c + 0.2f64.cosh(), -2.0 * c, 0.0],
+        [-2.0 * c, 4.0 * c + (-0.5f64).cosh(), -2.0 * c],
+        [0.0, -2.0 * c, 2.0 * c],
+    ];
+    for (row, w) in h.iter().zip(&want) {
+        assert_all_close("chain Hessian", row, w, 1e-13, 1e-13);
+    }
+}

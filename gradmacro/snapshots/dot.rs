@@ -122,7 +122,7 @@ fn __dot_core_all(
 #[doc(hidden)]
 #[allow(non_camel_case_types, dead_code)]
 #[diagnostic::on_unimplemented(
-    message = "`dot` has no forward mode: write `#[differentiate(tangent)]` on `dot` (keeping any `wrt(..)`)",
+    message = "`dot` is called by a function with `tangent` but does not have it: write `#[differentiate(tangent)]` on `dot` (keeping any `wrt(..)`)",
     label = "called here by a function with `tangent` or `hessian`"
 )]
 trait __dot_has_no_tangent {}

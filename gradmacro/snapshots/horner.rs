@@ -117,7 +117,7 @@ fn __horner_core(
 #[doc(hidden)]
 #[allow(non_camel_case_types, dead_code)]
 #[diagnostic::on_unimplemented(
-    message = "`horner` has no forward mode: write `#[differentiate(tangent)]` on `horner` (keeping any `wrt(..)`)",
+    message = "`horner` is called by a function with `tangent` but does not have it: write `#[differentiate(tangent)]` on `horner` (keeping any `wrt(..)`)",
     label = "called here by a function with `tangent` or `hessian`"
 )]
 trait __horner_has_no_tangent {}

@@ -58,7 +58,7 @@ fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
 #[doc(hidden)]
 #[allow(non_camel_case_types, dead_code)]
 #[diagnostic::on_unimplemented(
-    message = "`f` has no forward mode: write `#[differentiate(tangent)]` on `f` (keeping any `wrt(..)`)",
+    message = "`f` is called by a function with `tangent` but does not have it: write `#[differentiate(tangent)]` on `f` (keeping any `wrt(..)`)",
     label = "called here by a function with `tangent` or `hessian`"
 )]
 trait __f_has_no_tangent {}

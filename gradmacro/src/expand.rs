@@ -87,7 +87,8 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 hessian: args.hessian,
             };
             let hessian = if modes.hessian {
-                crate::hessian::generate(&func, names.clone(), receiver, &f)
+                let all = all_floats.as_ref().map(|(g, n)| (g, n.clone()));
+                crate::hessian::generate(&func, names.clone(), all, receiver, &f)
                     .unwrap_or_else(|e| e.to_compile_error())
             } else {
                 quote!()

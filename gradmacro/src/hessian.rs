@@ -9,7 +9,7 @@
 
 use crate::args::Args;
 use crate::ctxt::Ctxt;
-use crate::ir::{Func, Shape, Stmt};
+use crate::ir::{Func, Shape};
 use crate::names::Names;
 use crate::{emit, expand, signature};
 use proc_macro2::{Ident, TokenStream};
@@ -18,10 +18,59 @@ use quote::{format_ident, quote};
 pub fn generate(
     f: &Func,
     names: Names,
+    all: Option<(&Func, Names)>,
     receiver: Option<&syn::Receiver>,
     user: &syn::ItemFn,
 ) -> Result<TokenStream, syn::Error> {
-    reject_calls(&f.body)?;
+    let name = &user.sig.ident;
+    let this = receiver.map(|_| quote!(Self::));
+    let user_fn = quote!(#this #name);
+    let (g, g_names) = lower_dot(f, names, receiver, user)?;
+    let core_name = format_ident!("__{}_hvp_core", name);
+    let core = emit::private_core(&g, g_names, &core_name, (&user_fn, receiver));
+    let wrappers = wrappers(f, user, receiver, quote!(#this #core_name));
+    // Callers' tangent programs call `f_dot` and, in their reverse sweep,
+    // `f_dot_pullback`: over every float parameter, as `f_pullback`.
+    let callable = match &all {
+        Some((all_f, all_names)) => {
+            let (d, d_names) = lower_dot(all_f, all_names.clone(), receiver, user)?;
+            let dot_core = format_ident!("__{}_dot_core", name);
+            let core = emit::private_core(&d, d_names, &dot_core, (&user_fn, receiver));
+            let w = callable(all_f, user, receiver, quote!(#this #dot_core));
+            quote!(#w #core)
+        }
+        // Without `wrt(..)` every float parameter is differentiable: the
+        // same core serves.
+        None if !excludes_floats(f, user) => callable(f, user, receiver, quote!(#this #core_name)),
+        // `wrt(..)` excludes a float parameter that only constants allow:
+        // callers cannot have its second derivatives.
+        None => quote!(),
+    };
+    Ok(quote!(#wrappers #callable #core))
+}
+
+/// Whether `f`'s lowering leaves out a float parameter of the user's.
+fn excludes_floats(f: &Func, user: &syn::ItemFn) -> bool {
+    let floats = user
+        .sig
+        .inputs
+        .iter()
+        .filter(|a| {
+            let t = quote!(#a).to_string();
+            matches!(a, syn::FnArg::Typed(_)) && (t.contains("f64") || t.contains("f32"))
+        })
+        .count();
+    f.wrt().count() < floats
+}
+
+/// The tangent program of `f`, lowered for the reverse mode with respect to
+/// `f`'s differentiable parameters and their tangents.
+fn lower_dot(
+    f: &Func,
+    names: Names,
+    receiver: Option<&syn::Receiver>,
+    user: &syn::ItemFn,
+) -> Result<(Func, Names), syn::Error> {
     let name = &user.sig.ident;
     let dot_name = format_ident!("__{}_dot", name);
     let (dot_tokens, t_names) = emit::dot_program(f, names, &dot_name, receiver);
@@ -38,7 +87,7 @@ pub fn generate(
         .iter()
         .filter(|p| p.var.is_some())
         .map(|p| p.ident.clone())
-        .chain(t_names.iter().cloned())
+        .chain(t_names)
         .collect();
     let args = Args {
         wrt: Some(wrt),
@@ -48,38 +97,107 @@ pub fn generate(
     let lowered = signature::check(&dot.sig, &args, &mut cx)
         .and_then(|sig| expand::lower_until_stable(&dot, &sig, &mut cx))
         .filter(|_| !cx.has_errors());
-    let Some((g, g_names)) = lowered else {
-        let first = cx.first().map(|e| e.to_string()).unwrap_or_default();
-        return Err(internal(first));
-    };
-    let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
-    let core_name = format_ident!("__{}_hvp_core", name);
-    let core = emit::private_core(&g, g_names, &core_name, (&user_fn, receiver));
-    let wrappers = wrappers(f, user, receiver, quote!(#this #core_name));
-    Ok(quote!(#wrappers #core))
+    lowered.ok_or_else(|| internal(cx.first().map(|e| e.to_string()).unwrap_or_default()))
 }
 
-/// Calls would need their callees' tangent programs differentiated too.
-fn reject_calls(b: &crate::ir::Block) -> Result<(), syn::Error> {
-    for s in &b.stmts {
-        match s {
-            Stmt::Call(c) => {
-                return Err(syn::Error::new_spanned(
-                    &c.func,
-                    "`hessian` does not reach into calls to other differentiated functions yet: \
-                     write the callee's body here, or use `f_tangent` and `f_grad`",
-                ))
-            }
-            Stmt::If(i) => {
-                reject_calls(&i.then)?;
-                reject_calls(&i.els)?;
-            }
-            Stmt::Loop(l) => reject_calls(&l.body)?,
-            _ => {}
+/// `f_dot(args.., t..)`, the directional derivative (a tangent per parameter:
+/// `()` for a passive one, an empty slice for a zero array), from
+/// `f_pushforward`; and `f_dot_pullback`, its reverse mode over `core`.
+fn callable(
+    all: &Func,
+    user: &syn::ItemFn,
+    receiver: Option<&syn::Receiver>,
+    core: TokenStream,
+) -> TokenStream {
+    let (vis, name) = (&user.vis, &user.sig.ident);
+    let ty = emit::float_ty(all.float);
+    let mut names = Names::avoiding(quote!(#user));
+    let mut params: Vec<TokenStream> = receiver.iter().map(|r| quote!(#r)).collect();
+    let self_arg: Vec<TokenStream> = receiver.iter().map(|_| quote!(self)).collect();
+    let mut xs = Vec::new();
+    let mut t_params = Vec::new();
+    let mut pf_args = Vec::new();
+    let mut zeros = Vec::new();
+    let mut core_ts = Vec::new();
+    let mut x_slots = Vec::new();
+    let mut t_slots = Vec::new();
+    let mut x_slot_args = Vec::new();
+    let mut t_slot_args = Vec::new();
+    for p in &all.params {
+        let (x, pt) = (&p.ident, &p.ty);
+        params.push(quote!(#x: #pt));
+        xs.push(quote!(#x));
+        if p.var.is_none() {
+            t_params.push(quote!(_: ()));
+            pf_args.push(quote!(()));
+            x_slots.push(quote!(_: ()));
+            t_slots.push(quote!(_: ()));
+            x_slot_args.push(quote!(()));
+            continue;
+        }
+        let t = names.fresh(&format!("t_{x}"));
+        let (dx, dt) = (
+            names.fresh(&format!("d_{x}")),
+            names.fresh(&format!("d_t_{x}")),
+        );
+        let slot = emit::slot_ty(&p.shape, &ty);
+        x_slots.push(quote!(#dx: #slot));
+        t_slots.push(quote!(#dt: #slot));
+        x_slot_args.push(quote!(#dx));
+        t_slot_args.push(quote!(#dt));
+        if p.shape.is_array() {
+            t_params.push(quote!(#t: &[#ty]));
+            pf_args.push(quote! {
+                if #t.is_empty() { ::core::option::Option::None } else { ::core::option::Option::Some(#t) }
+            });
+            let own = names.fresh(&format!("{t}_zeros"));
+            zeros.push(quote! {
+                let #own: ::std::vec::Vec<#ty>;
+                let #t: &[#ty] = if #t.is_empty() && !#x.is_empty() {
+                    #own = ::std::vec![0.0; #x.len()];
+                    &#own
+                } else {
+                    #t
+                };
+            });
+        } else {
+            t_params.push(quote!(#t: #ty));
+            pf_args.push(quote!(#t));
+        }
+        core_ts.push(quote!(#t));
+    }
+    let (dot, pullback, pushforward) = (
+        format_ident!("{name}_dot"),
+        format_ident!("{name}_dot_pullback"),
+        format_ident!("{name}_pushforward"),
+    );
+    let pushforward = match receiver {
+        Some(_) => quote!(self.#pushforward),
+        None => quote!(#pushforward),
+    };
+    let seed = names.fresh("d_out");
+    let many = emit::many_args(params.len() * 2);
+    let many_pb = emit::many_args(params.len() * 4 + 1);
+    let ptr = emit::vec_refs(all);
+    quote! {
+        #[doc = " The derivative along the tangents (one per parameter, `()` for a passive one; an empty slice is zero), for differentiated callers' second derivatives."]
+        #[doc(hidden)]
+        #[inline]
+        #many
+        #ptr
+        #vis fn #dot(#(#params,)* #(#t_params),*) -> #ty {
+            #pushforward(#(#xs,)* #(#pf_args),*).1
+        }
+        #[doc = " The pullback of the derivative along the tangents, for differentiated callers' second derivatives."]
+        #[doc(hidden)]
+        #[inline]
+        #many_pb
+        #ptr
+        #vis fn #pullback(#(#params,)* #(#t_params,)* #seed: #ty, #(#x_slots,)* #(#t_slots),*) {
+            #(#zeros)*
+            #core(#(#self_arg,)* #(#xs,)* #(#core_ts,)* #seed, #(#x_slot_args,)* #(#t_slot_args),*);
         }
     }
-    Ok(())
 }
 
 /// `f_hvp`, `f_hessian`, and the private `__f_hvp_into` both use: it splits

@@ -237,6 +237,9 @@ pub struct Call {
     pub pullback: TokenStream,
     /// The same path ending in `_pushforward` (forward mode).
     pub pushforward: TokenStream,
+    /// The same path ending in `_dot`: the callee's tangent as a function of
+    /// its own, which a caller's tangent program calls (second derivatives).
+    pub dot: TokenStream,
     pub args: Vec<CallArg>,
     pub write: Write,
     pub ctx: Ctx,

@@ -330,7 +330,7 @@ fn generate(
         "returns_an_array",
         (&message, "called here by a differentiated function"),
         &[
-            ("pullback", (2, 1), quote!(())),
+            ("pullback", (2, 1), quote!()),
             ("pushforward", (2, 0), quote!((#ty, #ty))),
         ],
     );

@@ -277,7 +277,8 @@ pub fn generate(
         receiver,
         (&core_path, &all_path),
     );
-    let forward_mode = if modes.tangent {
+    let ty = wrappers::float_ty(f.float);
+    let mut forward_mode = if modes.tangent {
         forward_mode(
             f,
             all_floats.as_ref(),
@@ -287,8 +288,9 @@ pub fn generate(
             user,
         )
     } else {
-        no_forward_mode(user, receiver, &wrappers::float_ty(f.float))
+        quote!()
     };
+    forward_mode.extend(missing_modes(user, receiver, modes, &ty));
     quote! {
         #wrappers
         #[doc = #core_doc]
@@ -298,26 +300,37 @@ pub fn generate(
     }
 }
 
-/// Without `tangent`, a placeholder `f_pushforward` whose first argument
-/// cannot satisfy its bound: a caller in forward mode gets an error at the
-/// call, naming `f` and the flag to add, instead of "cannot find function".
-fn no_forward_mode(
+/// Without `tangent` (or `hessian`), placeholders for what a caller with
+/// the flag calls (`f_pushforward`, `f_dot`, `f_dot_pullback`) whose first
+/// argument cannot satisfy its bound: the caller gets an error at the call,
+/// naming `f` and the flag to add, instead of "cannot find function".
+fn missing_modes(
     user: &syn::ItemFn,
     receiver: Option<&syn::Receiver>,
+    modes: Modes,
     ty: &TokenStream,
 ) -> TokenStream {
     let name = &user.sig.ident;
+    let dot = [
+        ("dot", (2, 0), quote!(#ty)),
+        ("dot_pullback", (4, 1), quote!()),
+    ];
+    let (marker, flag, fns) = match (modes.tangent, modes.hessian) {
+        (_, true) => return quote!(),
+        (true, false) => ("has_no_hessian", "hessian", dot.to_vec()),
+        // A caller with `hessian` calls `f_pushforward` too: the first error
+        // asks for `tangent`, and then (below) for `hessian`.
+        (false, false) => (
+            "has_no_tangent",
+            "tangent",
+            vec![("pushforward", (2, 0), quote!((#ty, #ty)))],
+        ),
+    };
     let message = format!(
-        "`{name}` has no forward mode: write `#[differentiate(tangent)]` on `{name}` (keeping any `wrt(..)`)"
+        "`{name}` is called by a function with `{flag}` but does not have it: write `#[differentiate({flag})]` on `{name}` (keeping any `wrt(..)`)"
     );
     let label = "called here by a function with `tangent` or `hessian`";
-    placeholders(
-        user,
-        receiver,
-        "has_no_tangent",
-        (&message, label),
-        &[("pushforward", (2, 0), quote!((#ty, #ty)))],
-    )
+    placeholders(user, receiver, marker, (&message, label), &fns)
 }
 
 /// Placeholder functions `f_<suffix>` that differentiated callers would
@@ -341,10 +354,15 @@ pub(crate) fn placeholders(
     let fns = fns.iter().map(|(suffix, (per_param, extra), ret)| {
         let f = format_ident!("{}_{}", name, suffix);
         let rest = (1..per_param * n + extra).map(|_| quote!(_: impl ::core::marker::Sized));
+        let ret = if ret.is_empty() {
+            quote!()
+        } else {
+            quote!(-> #ret)
+        };
         quote! {
             #[doc(hidden)]
             #[allow(dead_code, clippy::too_many_arguments)]
-            #vis fn #f(_: impl #marker, #(#rest),*) -> #ret {
+            #vis fn #f(_: impl #marker, #(#rest),*) #ret {
                 ::core::unreachable!()
             }
         }

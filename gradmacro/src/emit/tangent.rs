@@ -487,6 +487,9 @@ impl Emitter<'_> {
             let value = quote!(#func(#(#args),*));
             return self.assign(c.dst, c.write, quote!(), value);
         }
+        if self.dot_program {
+            return self.dot_call(c, t);
+        }
         let slots: Vec<TokenStream> = c
             .args
             .iter()
@@ -517,6 +520,40 @@ impl Emitter<'_> {
         } else {
             quote!((#dst, #d) = #call;)
         }
+    }
+}
+
+impl Emitter<'_> {
+    /// In the tangent program: `dst = g(args); t_dst = g_dot(args, tangents)`,
+    /// two calls of differentiated functions, as the lowering reads them. A
+    /// tangent that is zero (or an argument that has none) is
+    /// `Default::default()`: `0.0`, `()`, or an empty slice, which `g_dot`
+    /// reads as zeros.
+    fn dot_call(&mut self, c: &Call, t: &mut Tangents) -> TokenStream {
+        let (func, dot) = (&c.func, &c.dot);
+        let args: Vec<TokenStream> = c.args.iter().map(|a| a.value.tokens.clone()).collect();
+        let tangents: Vec<TokenStream> = c
+            .args
+            .iter()
+            .map(|a| match &a.share {
+                Share::Scalar(op) => t
+                    .operand(self, op)
+                    .unwrap_or_else(|| quote!(::core::default::Default::default())),
+                Share::Array(v) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    quote!(&#d)
+                }
+                Share::Slice(v, range) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    let r = &range.tokens;
+                    quote!(&#d[#r])
+                }
+                _ => quote!(::core::default::Default::default()),
+            })
+            .collect();
+        let set = self.assign(c.dst, c.write, quote!(), quote!(#func(#(#args),*)));
+        let set_dot = self.assign_dot(c.dst, c.write, quote!(#dot(#(#args,)* #(#tangents),*)), t);
+        quote!(#set #set_dot)
     }
 }
 

@@ -362,6 +362,7 @@ impl Lowerer<'_> {
             func: p.path.to_token_stream(),
             pullback: suffixed("_pullback"),
             pushforward: suffixed("_pushforward"),
+            dot: suffixed("_dot"),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,
@@ -420,12 +421,14 @@ impl Lowerer<'_> {
         let method = &m.method;
         let pullback = syn::Ident::new(&format!("{method}_pullback"), method.span());
         let pushforward = syn::Ident::new(&format!("{method}_pushforward"), method.span());
+        let dot = syn::Ident::new(&format!("{method}_dot"), method.span());
         Val::Call(crate::ir::Call {
             id: crate::ir::StmtId::default(),
             dst: crate::ir::VarId(usize::MAX),
             func: quote::quote!(self.#method),
             pullback: quote::quote!(self.#pullback),
             pushforward: quote::quote!(self.#pushforward),
+            dot: quote::quote!(self.#dot),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,

@@ -1,4 +1,5 @@
-// `hessian` does not reach into calls yet: the error is at the callee.
+// A function with `hessian` calls one with `tangent` only: the error is at
+// the call and names the flag to add.
 use gradmacro::differentiate;
 
 #[differentiate(tangent)]
