@@ -368,3 +368,53 @@ fn every_array_shape() {
     assert_close("H[r1][r1]", h[7][7], -2.0, 1e-14, 1e-14);
     assert_close("H[a1][r0]", h[1][6], w[1], 1e-14, 1e-14);
 }
+
+mod hand {
+    /// A function the macro does not see into, with both rules written by hand.
+    pub fn logsumexp(w: &[f64], scale: f64) -> f64 {
+        let m = w.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        scale * (m + w.iter().map(|v| (v - m).exp()).sum::<f64>().ln())
+    }
+
+    #[gradmacro::custom_tangent(logsumexp)]
+    pub fn logsumexp_tangent_rule(w: &[f64], scale: f64, t_w: &[f64], t_scale: f64) -> (f64, f64) {
+        let value = logsumexp(w, scale);
+        let z: f64 = w.iter().map(|v| v.exp()).sum();
+        let dot: f64 = w.iter().zip(t_w).map(|(v, t)| v.exp() / z * t).sum();
+        (value, scale * dot + value / scale * t_scale)
+    }
+
+    #[gradmacro::custom_adjoint(logsumexp)]
+    pub fn logsumexp_adjoint(w: &[f64], scale: f64, d_out: f64) -> (Vec<f64>, f64) {
+        let z: f64 = w.iter().map(|v| v.exp()).sum();
+        let dw = w.iter().map(|v| d_out * scale * v.exp() / z).collect();
+        (dw, d_out * logsumexp(w, scale) / scale)
+    }
+}
+
+use hand::{logsumexp, logsumexp_pullback, logsumexp_pushforward};
+
+#[differentiate(tangent)]
+fn uses_custom_rule(x: f64, w: &[f64]) -> f64 {
+    let mut v = vec![0.0; 2];
+    v[0] = x * w[0];
+    v[1] = w[1].sin();
+    logsumexp(&v, x * x) + logsumexp(w, 2.0)
+}
+
+#[test]
+fn custom_tangent_rules_are_used_by_callers() {
+    let w = [0.4, -0.9];
+    for x in [-0.8, 0.5, 1.3] {
+        let (value, dot) = uses_custom_rule_tangent(x, &w, 1.0, &[0.0, 0.0]);
+        assert_bits("value", value, uses_custom_rule(x, &w));
+        let (_, (gx, _)) = uses_custom_rule_grad(x, &w);
+        assert_close("custom tangent vs custom adjoint", dot, gx, 1e-12, 1e-12);
+        let h = 1e-6;
+        let fd = (uses_custom_rule(x + h, &w) - uses_custom_rule(x - h, &w)) / (2.0 * h);
+        assert_close("custom tangent vs finite difference", dot, fd, 1e-7, 1e-7);
+        let (_, dw) = uses_custom_rule_tangent(x, &w, 0.0, &[1.0, -1.0]);
+        let (_, (_, gw)) = uses_custom_rule_grad(x, &w);
+        assert_close("along w", dw, gw[0] - gw[1], 1e-12, 1e-12);
+    }
+}

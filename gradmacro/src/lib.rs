@@ -73,6 +73,7 @@ mod bench_expand;
 mod checks;
 mod ctxt;
 mod custom;
+mod custom_tangent;
 mod emit;
 mod expand;
 #[cfg(test)]
@@ -180,4 +181,46 @@ pub fn differentiate(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
     custom::custom_adjoint(attr.into(), item.into()).into()
+}
+
+/// Supplies the forward mode (tangent rule) of a function the macro cannot
+/// see into, for callers with `#[differentiate(tangent)]`.
+///
+/// Write a function taking `f`'s parameters, then one tangent per float
+/// parameter (`f64` for a scalar, `&[f64]` for an array), in order, and
+/// returning `(f(..), derivative along the tangents)`:
+///
+/// ```
+/// use gradmacro::{custom_adjoint, custom_tangent, differentiate};
+///
+/// fn softplus(x: f64) -> f64 {
+///     x.exp().ln_1p()
+/// }
+///
+/// #[custom_adjoint(softplus)]
+/// fn softplus_adjoint(x: f64, d_out: f64) -> f64 {
+///     d_out / (1.0 + (-x).exp())
+/// }
+///
+/// #[custom_tangent(softplus)]
+/// fn softplus_tangent_rule(x: f64, t_x: f64) -> (f64, f64) {
+///     (softplus(x), t_x / (1.0 + (-x).exp()))
+/// }
+///
+/// #[differentiate(tangent)]
+/// fn loss(x: f64) -> f64 {
+///     softplus(2.0 * x)
+/// }
+///
+/// let (_, d) = loss_tangent(0.5, 1.0);
+/// assert!((d - 2.0 / (1.0 + (-1.0f64).exp())).abs() < 1e-15);
+/// ```
+///
+/// It generates `f_pushforward`, which forward-mode callers of `f(..)` use
+/// (import it along with `f`). The compiler checks that `f` takes the same
+/// parameters. A rule gives first derivatives only: callers with `hessian`
+/// cannot call `f`.
+#[proc_macro_attribute]
+pub fn custom_tangent(attr: TokenStream, item: TokenStream) -> TokenStream {
+    custom_tangent::custom_tangent(attr.into(), item.into()).into()
 }
