@@ -161,3 +161,39 @@ pub fn horner_hand(c: &[f64], x: f64) -> (f64, (Vec<f64>, f64)) {
     }
     (p, (dc, dp))
 }
+
+// ---------------------------------------------------------------------------
+// Forward mode, Jacobians and Hessians (the `modes` section of the table).
+// ---------------------------------------------------------------------------
+
+/// A scalar chain of transcendental functions, for the first derivative.
+#[differentiate(tangent)]
+pub fn chain(x: f64) -> f64 {
+    let a = (x * x + 1.0).ln();
+    let b = (a.sin() * x).exp();
+    let c = (b + x.cos()).sqrt();
+    c * a.atan() + b.tanh()
+}
+
+/// Rosenbrock again, with forward mode and second derivatives.
+#[differentiate(tangent, hessian)]
+pub fn rosenbrock_h(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+/// Rosenbrock's residuals: `rosenbrock_h(x) = Σ r_k²`.
+#[differentiate(tangent)]
+pub fn residuals(x: &[f64]) -> Vec<f64> {
+    let mut r = Vec::with_capacity(2 * x.len());
+    for i in 0..x.len() - 1 {
+        r.push(1.0 - x[i]);
+        r.push(10.0 * (x[i + 1] - x[i] * x[i]));
+    }
+    r
+}

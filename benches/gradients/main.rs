@@ -14,6 +14,7 @@
 
 mod check;
 mod functions;
+mod modes;
 mod report;
 mod straight_line;
 mod timing;
@@ -39,12 +40,14 @@ fn main() {
     };
     let start = Instant::now();
     workloads::all(&mut runner);
+    let modes = modes::all(&runner.cfg, time, &filter);
     if !time {
         println!("{} passed, 0 failed", runner.checked);
         return;
     }
     let compile = report::compile_section();
-    let md = report::render(&runner.rows, start.elapsed(), &compile, &runner.cfg);
+    let mut md = report::render(&runner.rows, start.elapsed(), &compile, &runner.cfg);
+    md.push_str(&modes::render(&modes));
     println!("\n{md}");
     if filter.is_empty() {
         match report::write_results(&md, &compile) {

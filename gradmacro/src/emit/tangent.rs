@@ -32,6 +32,7 @@ impl Emitter<'_> {
             need,
         };
         let mut slots = Vec::new();
+        let mut reslice = Vec::new();
         let zero_tangents = self.constant_params_tangents(&mut t);
         for p in &self.f.params {
             let Some(v) = p.var else {
@@ -48,13 +49,19 @@ impl Emitter<'_> {
             if t.need[v.0] {
                 let m = self.tan_mut(v);
                 slots.push(quote!(#m #d: #slot_ty));
+                if p.shape.is_array() {
+                    // Sliced to the parameter's length, so that the optimiser
+                    // knows both lengths are equal and drops bounds checks.
+                    let x = &p.ident;
+                    reslice.push(quote!(let #d = &#d[..#x.len()];));
+                }
             } else {
                 let unused = format_ident!("_{}", d);
                 slots.push(quote!(#unused: #slot_ty));
             }
         }
         let body = self.tan_block(&self.f.body, &mut t);
-        let body = quote!(#(#zero_tangents)* #body);
+        let body = quote!(#(#reslice)* #(#zero_tangents)* #body);
         let out = self.var(out_var);
         let out_dot = if t.need[out_var.0] {
             let d = t.dot(&mut self, out_var);
