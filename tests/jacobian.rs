@@ -330,3 +330,60 @@ fn readme_example() {
     assert_eq!((dr, dtheta), (jac[0][0], jac[0][1]));
     assert_eq!(jt, [jac[0][0], jac[1][0]]);
 }
+
+// A differentiated function calling vector-output ones: the annotation on the
+// `let` says the call returns an array.
+
+#[differentiate(tangent)]
+fn to_xy(r: f64, theta: f64) -> [f64; 2] {
+    [r * theta.cos(), r * theta.sin()]
+}
+
+#[differentiate(wrt(w), tangent)]
+fn scaled(w: &[f64], k: f64) -> Vec<f64> {
+    let mut out = vec![0.0; w.len()];
+    for i in 0..w.len() {
+        out[i] = k * w[i] * w[i];
+    }
+    out
+}
+
+#[differentiate(tangent)]
+#[allow(clippy::needless_range_loop)]
+fn uses_vectors(r: f64, theta: f64, w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..2 {
+        let p: [f64; 2] = to_xy(r * w[i], theta);
+        s += p[0] * p[1];
+    }
+    let q: Vec<f64> = scaled(w, r);
+    s + q[0] + q[1] * theta
+}
+
+#[test]
+fn calls_of_vector_outputs() {
+    let mut rng = Rng::new(36);
+    for _ in 0..6 {
+        let (r, th) = (rng.uniform(0.5, 2.0), rng.uniform(-3.0, 3.0));
+        let w = rng.vec(2, -1.0, 1.0);
+        let (value, (gr, gt, gw)) = uses_vectors_grad(r, th, &w);
+        assert_eq!(value, uses_vectors(r, th, &w));
+        // By hand: p0 p1 = (r w_i)² sin θ cos θ; q = r w².
+        let sc = th.sin() * th.cos();
+        let c2 = (2.0 * th).cos();
+        let sw2: f64 = w.iter().map(|v| v * v).sum();
+        let want_r = 2.0 * r * sw2 * sc + w[0] * w[0] + w[1] * w[1] * th;
+        let want_t = r * r * sw2 * c2 + r * w[1] * w[1];
+        let want_w = [
+            2.0 * r * r * w[0] * sc + 2.0 * r * w[0],
+            2.0 * r * r * w[1] * sc + 2.0 * r * w[1] * th,
+        ];
+        assert_close("d/dr", gr, want_r, 1e-12, 1e-12);
+        assert_close("d/dθ", gt, want_t, 1e-12, 1e-12);
+        assert_all_close("d/dw", &gw, &want_w, 1e-12, 1e-12);
+        let (tv, dot) = uses_vectors_tangent(r, th, &w, 0.5, -1.0, &[1.0, 2.0]);
+        assert_eq!(tv, value);
+        let want = 0.5 * want_r - want_t + want_w[0] + 2.0 * want_w[1];
+        assert_close("tangent", dot, want, 1e-12, 1e-12);
+    }
+}

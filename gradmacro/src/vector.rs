@@ -35,37 +35,153 @@ pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Opti
             }
         }
     }
-    let wrt: Vec<Ident> = all
-        .params
-        .iter()
-        .filter(|p| p.kind == signature::ParamKind::Differentiable && p.ident != W)
-        .filter(|p| args.wrt.as_ref().is_none_or(|w| w.contains(&p.ident)))
-        .map(|p| p.ident.clone())
-        .collect();
-    let sig = signature::check(
-        &vjp.sig,
-        &Args {
-            wrt: Some(wrt),
-            ..Args::default()
-        },
-        cx,
-    )?;
+    let floats = |only: Option<&Vec<Ident>>| -> Vec<Ident> {
+        all.params
+            .iter()
+            .filter(|p| p.kind == signature::ParamKind::Differentiable && p.ident != W)
+            .filter(|p| only.is_none_or(|w| w.contains(&p.ident)))
+            .map(|p| p.ident.clone())
+            .collect()
+    };
+    let (func, names, out, receiver) = lower(&vjp, floats(args.wrt.as_ref()), cx)?;
+    // Differentiated callers need every float argument's share: with
+    // `wrt(..)`, a second lowering (if the body allows it).
+    let callers = match &args.wrt {
+        None => None,
+        Some(_) => {
+            let mut quiet = Ctxt::default();
+            lower(&vjp, floats(None), &mut quiet)
+                .filter(|_| !quiet.has_errors())
+                .map(|(g, n, o, _)| (g, n, o))
+        }
+    };
+    let for_callers = match callers {
+        Some((g, n, o)) => for_callers(f, &g, Some((n, o)), receiver.as_ref()),
+        // Without `wrt(..)` the cores below serve callers too.
+        None if args.wrt.is_none() => for_callers(f, &func, None, receiver.as_ref()),
+        None => quote!(),
+    };
+    let generated = generate(f, &func, names, out, receiver.as_ref(), args.tangent);
+    Some(quote!(#generated #for_callers))
+}
+
+/// The rewritten function lowered with `wrt` differentiable, and the
+/// variable holding the output array.
+fn lower(
+    vjp: &syn::ItemFn,
+    wrt: Vec<Ident>,
+    cx: &mut Ctxt,
+) -> Option<(Func, Names, VarId, Option<syn::Receiver>)> {
+    let args = Args {
+        wrt: Some(wrt),
+        ..Args::default()
+    };
+    let sig = signature::check(&vjp.sig, &args, cx)?;
     if cx.has_errors() {
         return None;
     }
-    let (func, names) = expand::lower_until_stable(&vjp, &sig, cx)?;
+    let (func, names) = expand::lower_until_stable(vjp, &sig, cx)?;
     if cx.has_errors() {
         return None;
     }
     let out = func.vars.iter().position(|v| v.ident == OUT).map(VarId)?;
-    Some(generate(
-        f,
-        &func,
-        names,
-        out,
-        sig.receiver.as_ref(),
-        args.tangent,
-    ))
+    Some((func, names, out, sig.receiver))
+}
+
+/// `f_pullback(args.., d_out: &[f64], slots..)` and `f_pushforward(args..,
+/// tangents..) -> (out, J·t)`, what differentiated callers of `f` call, over
+/// cores of `g` (every float parameter differentiable): new ones made from
+/// `own`, else those of `generate`.
+fn for_callers(
+    user: &syn::ItemFn,
+    g: &Func,
+    own: Option<(Names, VarId)>,
+    receiver: Option<&syn::Receiver>,
+) -> TokenStream {
+    let (vis, name) = (&user.vis, &user.sig.ident);
+    let ty = emit::float_ty(g.float);
+    let ret = match &user.sig.output {
+        syn::ReturnType::Type(_, t) => t.to_token_stream(),
+        syn::ReturnType::Default => quote!(()),
+    };
+    let this = receiver.map(|_| quote!(Self::));
+    let user_fn = quote!(#this #name);
+    let suffix = if own.is_some() { "_all" } else { "" };
+    let (vjp_name, jvp_name) = (
+        format_ident!("__{name}_vjp_core{suffix}"),
+        format_ident!("__{name}_jvp_core{suffix}"),
+    );
+    let cores = match own {
+        Some((names, out)) => {
+            let vjp = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
+            let jvp = emit::jvp_core(g, names, &jvp_name, (&user_fn, receiver), (out, &ret));
+            quote!(#vjp #jvp)
+        }
+        None => quote!(),
+    };
+    let (vjp, jvp) = (quote!(#this #vjp_name), quote!(#this #jvp_name));
+    let mut n = Names::avoiding(user.to_token_stream());
+    let d_out = n.fresh("d_out");
+    let mut params: Vec<TokenStream> = receiver.iter().map(|r| quote!(#r)).collect();
+    let self_arg: Vec<TokenStream> = receiver.iter().map(|_| quote!(self)).collect();
+    let (mut xs, mut slots, mut slot_args, mut t_slots, mut t_args, mut bind) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for p in &g.params[..g.params.len() - 2] {
+        let (x, pt) = (&p.ident, &p.ty);
+        params.push(quote!(#x: #pt));
+        xs.push(quote!(#x));
+        if p.var.is_none() {
+            slots.push(quote!(_: ()));
+            slot_args.push(quote!(()));
+            t_slots.push(quote!(_: ()));
+            t_args.push(quote!(()));
+            continue;
+        }
+        let (d, t) = (n.fresh(&format!("d_{x}")), n.fresh(&format!("t_{x}")));
+        let slot = emit::slot_ty(&p.shape, &ty);
+        slots.push(quote!(#d: #slot));
+        slot_args.push(quote!(#d));
+        if p.shape.is_array() {
+            t_slots.push(quote!(#t: ::core::option::Option<&[#ty]>));
+            let zeros = n.fresh(&format!("{t}_zeros"));
+            bind.push(quote! {
+                let #zeros: ::std::vec::Vec<#ty>;
+                let #t: &[#ty] = match #t {
+                    ::core::option::Option::Some(t) => t,
+                    ::core::option::Option::None => {
+                        #zeros = ::std::vec![0.0; #x.len()];
+                        &#zeros
+                    }
+                };
+            });
+        } else {
+            t_slots.push(quote!(#t: #ty));
+        }
+        t_args.push(quote!(#t));
+    }
+    let many = emit::many_args(params.len() * 2 + 1);
+    let (pullback, pushforward) = (
+        format_ident!("{name}_pullback"),
+        format_ident!("{name}_pushforward"),
+    );
+    quote! {
+        #[doc = " Vector-Jacobian product for differentiated callers: adds `Jᵀ·d_out` into the slots lent for the arguments."]
+        #[doc(hidden)]
+        #[inline]
+        #many
+        #vis fn #pullback(#(#params,)* #d_out: &[#ty], #(#slots),*) {
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#slot_args,)* (), ());
+        }
+        #[doc = " Value and Jacobian-vector product for differentiated callers in forward mode (`None` or `0.0`: a zero tangent)."]
+        #[doc(hidden)]
+        #[inline]
+        #many
+        #vis fn #pushforward(#(#params,)* #(#t_slots),*) -> (#ret, #ret) {
+            #(#bind)*
+            #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_args,)* (), ())
+        }
+        #cores
+    }
 }
 
 /// `fn __f_vjp(args.., __gm_w: &[f64], __gm_check: bool) -> f64`: the body,
@@ -322,16 +438,16 @@ fn generate(
     };
     let generated = " Generated by `#[differentiate]`.";
     let message = format!(
-        "`{name}` returns an array: a differentiated function cannot call it yet; call `{name}_jacobian` outside, or compute its outputs inline"
+        "`{name}` returns an array: a function with `hessian` cannot call it yet; compute its outputs inline"
     );
     let placeholders = emit::placeholders(
         user,
         receiver,
         "returns_an_array",
-        (&message, "called here by a differentiated function"),
+        (&message, "called here by a function with `hessian`"),
         &[
-            ("pullback", (2, 1), quote!()),
-            ("pushforward", (2, 0), quote!((#ty, #ty))),
+            ("dot", (2, 0), quote!(#ty)),
+            ("dot_pullback", (4, 1), quote!()),
         ],
     );
     quote! {

@@ -457,14 +457,17 @@ impl Emitter<'_> {
         }
         let d_dst = self.adj(dst);
         let self_arg = c.args.iter().any(|a| a.target() == Some(dst));
-        let seed = if self_arg || c.write == Write::Overwrite {
+        let seed = if self.f.var(dst).shape.is_array() {
+            // A vector output (always a new array): its adjoint is the seed.
+            quote!(&#d_dst[..])
+        } else if self_arg || c.write == Write::Overwrite {
             // The adjoint of the old value starts afresh.
             let d_new = self.names.fresh(&format!("{d_dst}_new"));
             out.push(quote!(let #d_new = #d_dst; #d_dst = 0.0;));
             self.written.insert(dst);
-            d_new
+            quote!(#d_new)
         } else {
-            d_dst
+            quote!(#d_dst)
         };
         if saved {
             out.push(self.restore(dst, key, c.ctx));

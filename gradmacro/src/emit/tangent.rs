@@ -522,7 +522,10 @@ impl Emitter<'_> {
         let d = t.dot(self, c.dst);
         if self.tan_declares(c.dst, c.write) {
             let m = self.tan_mut(c.dst);
-            let ty = &self.ty;
+            let ty = match &self.f.var(c.dst).shape {
+                Shape::Scalar => self.ty.clone(),
+                shape => super::entry_ty(shape, &self.ty),
+            };
             quote!(let (#m #dst, #m #d): (#ty, #ty) = #call;)
         } else {
             quote!((#dst, #d) = #call;)

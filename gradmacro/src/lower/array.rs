@@ -192,7 +192,7 @@ impl Lowerer<'_> {
         let Some(arr) = self.array_var(&ix.expr) else {
             self.cx.error(
                 &ix.expr,
-                "only local arrays, `Vec`s and slice parameters can be indexed",
+                "only local arrays, `Vec`s and slice parameters can be indexed (a call that returns an array needs its type written: `let p: [f64; 2] = g(..);`)",
             );
             return self.zero();
         };

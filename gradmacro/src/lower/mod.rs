@@ -516,6 +516,9 @@ impl<'a> Lowerer<'a> {
         if self.collected(name, ty, e) {
             return;
         }
+        if self.array_call(name, ty, e) {
+            return;
+        }
         if let Some(a) = self.array_init(e) {
             let kind = if a.elements.is_empty() {
                 VarKind::Passive
@@ -546,6 +549,38 @@ impl<'a> Lowerer<'a> {
         let v = self.declare(name, kind, name.span());
         self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
         self.write(v, val, e);
+    }
+
+    /// `let p: [f64; 2] = g(x, ..);` (or `Vec<f64>`): a call of a
+    /// differentiated function with a vector output, its array the call's
+    /// destination. The annotation says the call returns an array.
+    fn array_call(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, e: &syn::Expr) -> bool {
+        let Some(ty) = ty else { return false };
+        let Ok(Some(shape @ Shape::Array { .. })) = crate::signature::param_shape(ty) else {
+            return false;
+        };
+        if matches!(ty, syn::Type::Reference(_))
+            || !matches!(strip(e), syn::Expr::Call(_) | syn::Expr::MethodCall(_))
+            || !rename::mentions_active(e, self)
+        {
+            return false;
+        }
+        let Val::Call(call) = self.expr(e) else {
+            return false;
+        };
+        let v = self.declare(name, VarKind::Active, name.span());
+        self.vars[v.0].ty = Some(ty.to_token_stream());
+        self.vars[v.0].float_elems = true;
+        self.vars[v.0].owned_vec = matches!(shape, Shape::Array { len: None });
+        self.vars[v.0].shape = shape;
+        self.assigned[v.0] = Assigned::Yes;
+        self.cur.push(Stmt::Call(Call {
+            dst: v,
+            write: Write::Def,
+            ctx: self.ctx,
+            ..call
+        }));
+        true
     }
 
     /// `target = e`, where `e` may be an `if`/block expression whose branches
