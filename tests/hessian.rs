@@ -504,3 +504,32 @@ fn methods_calling_methods() {
         assert_all_close("chain Hessian", row, w, 1e-13, 1e-13);
     }
 }
+
+#[differentiate(tangent, hessian)]
+#[allow(clippy::eq_op)]
+fn power_of_zero(x: f64) -> f64 {
+    f64::powi(x - x, 1) + x.powi(0) + x.powi(2)
+}
+
+#[differentiate(tangent, hessian)]
+fn count_as_value(flag: bool, w: &[f64], mut y: f64) -> f64 {
+    if flag {
+        y = (w.iter().filter(|c| **c > 2.25).count() as f64).cos();
+    }
+    y * w[0]
+}
+
+#[test]
+fn shrunk_programs_2() {
+    // (x - x)¹ has derivative 0 everywhere; x⁰ too, even at 0.
+    assert_eq!(
+        power_of_zero_hessian(1.5),
+        (1.0 + 2.25, vec![3.0], vec![vec![2.0]])
+    );
+    assert_eq!(power_of_zero_grad(0.0), (1.0, 0.0));
+    let w = [3.0, 1.0];
+    let (_, g, h) = count_as_value_hessian(true, &w, 0.5);
+    let c = 1.0f64.cos();
+    assert_eq!(g, vec![c, 0.0, 0.0]);
+    assert_eq!(h, vec![vec![0.0; 3]; 3]);
+}

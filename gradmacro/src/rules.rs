@@ -261,10 +261,14 @@ impl Prim {
             Log10 => vec![over(quote!((#x * #consts::LN_10)))],
             Sqrt => vec![over(quote!((2.0 * #y)))],
             Cbrt => vec![over(quote!((3.0 * #y * #y)))],
-            // The exponent is an integer: it has no derivative.
+            // The exponent is an integer: it has no derivative. `x⁰` is
+            // constant: its derivative is 0, even at x = 0 (not 0·x⁻¹ = NaN).
             Powi => {
                 let n = &a[1];
-                vec![times(quote!((#n as #t * #x.powi(#n - 1)))), Partial::Zero]
+                vec![
+                    times(quote!((if #n == 0 { 0.0 } else { #n as #t * #x.powi(#n - 1) }))),
+                    Partial::Zero,
+                ]
             }
             // d/db uses ln(a): NaN for a <= 0 when the exponent is active.
             Powf => {

@@ -327,6 +327,14 @@ impl Lowerer<'_> {
             return self.passive_val_silent();
         };
         let name = last.ident.to_string();
+        let segs = &p.path.segments;
+        if name == "identity" && segs.len() >= 2 && segs[segs.len() - 2].ident == "convert" {
+            // `::core::convert::identity::<f64>(e)` only names `e`'s type (the
+            // tangent program writes it so): it is `e`.
+            if let [arg] = &c.args.iter().collect::<Vec<_>>()[..] {
+                return self.expr(arg);
+            }
+        }
         if self.resolve(&name).is_some() && p.path.segments.len() == 1 {
             self.cx.error(&c.func, format!("`{name}` is a local variable (a closure?): only functions can be called with a differentiated argument; write the computation inline, or make it a `#[differentiate]` function"));
             return self.passive_val_silent();
