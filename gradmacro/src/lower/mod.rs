@@ -450,13 +450,79 @@ impl<'a> Lowerer<'a> {
     fn stmt(&mut self, s: &syn::Stmt) {
         match s {
             syn::Stmt::Local(local) => self.local(local),
-            syn::Stmt::Item(item) => self.cur.push(Stmt::Verbatim(item.to_token_stream(), Vec::new())),
+            syn::Stmt::Item(item) => self
+                .cur
+                .push(Stmt::Verbatim(item.to_token_stream(), Vec::new())),
             syn::Stmt::Expr(e, _) => self.expr_stmt(e),
-            syn::Stmt::Macro(m) => self.cx.error(
-                m,
-                "macros are not supported in a differentiated function body: write the computation out (assertions and printing belong in the caller)",
-            ),
+            syn::Stmt::Macro(m) => self.value_macro(m),
         }
+    }
+
+    /// `assert!(..)`, `println!(..)` and their kin: kept, and evaluated on
+    /// values (they have no derivative). Other macros are an error.
+    fn value_macro(&mut self, m: &syn::StmtMacro) {
+        const KEPT: &[&str] = &[
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "println",
+            "eprintln",
+            "print",
+            "eprint",
+        ];
+        let path = &m.mac.path;
+        let kept = path
+            .segments
+            .last()
+            .is_some_and(|s| KEPT.contains(&s.ident.to_string().as_str()));
+        if !kept {
+            self.cx.error(
+                m,
+                "this macro is not supported in a differentiated function body: write the computation out \
+                 (`assert!`, `assert_eq!`, `debug_assert!`, `println!` and `eprintln!` of values are kept)",
+            );
+            return;
+        }
+        let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        let Ok(args) = syn::parse::Parser::parse2(parser, m.mac.tokens.clone()) else {
+            self.cx.error(
+                &m.mac.tokens,
+                "could not read this macro's arguments as expressions",
+            );
+            return;
+        };
+        let mut parts = Vec::new();
+        let mut reads = Vec::new();
+        for a in &args {
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = a
+            {
+                // `{x}` inside a format string names `x` where the generated
+                // code cannot rename it.
+                let text = s.value().replace("{{", "");
+                let inline = text
+                    .split('{')
+                    .skip(1)
+                    .any(|t| t.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+                if inline {
+                    self.cx.error(s, "name the values as arguments (`\"{}\", x`), not inside the format string (`\"{x}\"`)");
+                    return;
+                }
+            }
+            let Some(p) = self.passive(a) else { return };
+            reads.extend(p.reads);
+            parts.push(p.tokens);
+        }
+        let bang = &m.mac.bang_token;
+        self.cur.push(Stmt::Verbatim(
+            quote::quote!(#path #bang (#(#parts),*);),
+            reads,
+        ));
     }
 
     fn local(&mut self, local: &syn::Local) {
