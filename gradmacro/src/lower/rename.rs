@@ -22,10 +22,20 @@ pub struct Alias {
     pub by_ref: bool,
 }
 
+/// A local closure, and what each name its body reads was bound to where
+/// it was defined: at a call the names must still mean the same.
+#[derive(Clone)]
+pub struct LocalClosure {
+    pub closure: syn::ExprClosure,
+    pub captures: Vec<(String, Option<VarId>)>,
+}
+
 #[derive(Clone)]
 pub enum Binding {
     Var(VarId),
     Alias(Box<Alias>),
+    /// `let sq = |v: f64| v * v;`: inlined where it is called.
+    Closure(Box<LocalClosure>),
 }
 
 /// Resolves a user identifier to what it names, if it is a local.
@@ -39,7 +49,7 @@ pub trait Resolve {
     fn resolve(&self, name: &str) -> Option<VarId> {
         match self.lookup(name)? {
             Binding::Var(v) => Some(v),
-            Binding::Alias(_) => None,
+            Binding::Alias(_) | Binding::Closure(_) => None,
         }
     }
 
@@ -47,6 +57,8 @@ pub trait Resolve {
         match self.lookup(name) {
             Some(Binding::Var(v)) => self.is_active(v),
             Some(Binding::Alias(a)) => a.active,
+            // Its body may read differentiated values: a call is lowered.
+            Some(Binding::Closure(_)) => true,
             None => false,
         }
     }
@@ -56,7 +68,7 @@ pub trait Resolve {
         match self.lookup(name) {
             Some(Binding::Var(v)) => self.deref_transparent(v),
             Some(Binding::Alias(a)) => a.by_ref,
-            None => false,
+            Some(Binding::Closure(_)) | None => false,
         }
     }
 }
@@ -183,7 +195,7 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                     let transparent = match self.lookup(name) {
                         Some(Binding::Var(v)) => self.r.deref_transparent(v),
                         Some(Binding::Alias(a)) => a.by_ref,
-                        None => false,
+                        Some(Binding::Closure(_)) | None => false,
                     };
                     if transparent {
                         *e = (*u.expr).clone();

@@ -1,0 +1,98 @@
+//! Tuples and closures local to a differentiated function: `let (a, b) =
+//! (..);` and `let sq = |v: f64| v * v;` called with differentiated values,
+//! against derivatives written by hand.
+#![deny(warnings)]
+
+mod support;
+
+use gradmacro::differentiate;
+use support::{assert_bits, assert_close};
+
+#[differentiate(tangent)]
+fn tuples(x: f64, y: f64) -> f64 {
+    let (a, b) = (x * 2.0, y.sin());
+    let (a, b) = (b, a * x);
+    let (p, q): (f64, f64) = (a + b, a * b);
+    p * q
+}
+
+#[test]
+fn tuple_lets_bind_in_order_and_swap() {
+    for (x, y) in [(0.5, -1.0), (1.5, 0.3), (-0.7, 2.0)] {
+        let (value, (gx, gy)) = tuples_grad(x, y);
+        assert_bits("value", value, tuples(x, y));
+        // a = sin y, b = 2x², p = a + b, q = a b; f = p q.
+        let (a, b) = (y.sin(), 2.0 * x * x);
+        let (p, q) = (a + b, a * b);
+        let (da_y, db_x) = (y.cos(), 4.0 * x);
+        let want_x = db_x * q + p * a * db_x;
+        let want_y = da_y * q + p * da_y * b;
+        assert_close("d/dx", gx, want_x, 1e-13, 1e-13);
+        assert_close("d/dy", gy, want_y, 1e-13, 1e-13);
+        assert_close(
+            "tangent",
+            tuples_tangent(x, y, 1.0, 0.0).1,
+            want_x,
+            1e-13,
+            1e-13,
+        );
+    }
+}
+
+#[differentiate(tangent, hessian)]
+#[allow(clippy::needless_range_loop)]
+fn closures(x: f64, w: &[f64]) -> f64 {
+    let k = 3.0;
+    let sq = |v: f64| v * v;
+    let scaled = |v: f64, s: f64| k * v * s + x;
+    let mut total = 0.0;
+    for i in 0..w.len() {
+        total += sq(w[i] - x) + scaled(w[i], 0.5);
+    }
+    sq(total)
+}
+
+#[test]
+fn closures_are_written_out_at_each_call() {
+    let w = [0.5, -1.0, 2.0];
+    for x in [-0.4, 0.2, 1.1] {
+        let (value, (gx, gw)) = closures_grad(x, &w);
+        assert_bits("value", value, closures(x, &w));
+        let t: f64 = w.iter().map(|wi| (wi - x) * (wi - x) + 1.5 * wi + x).sum();
+        let dt_dx: f64 = w.iter().map(|wi| -2.0 * (wi - x) + 1.0).sum();
+        assert_close("d/dx", gx, 2.0 * t * dt_dx, 1e-12, 1e-12);
+        for (i, wi) in w.iter().enumerate() {
+            assert_close(
+                "d/dw",
+                gw[i],
+                2.0 * t * (2.0 * (wi - x) + 1.5),
+                1e-12,
+                1e-12,
+            );
+        }
+        let (_, _, h) = closures_hessian(x, &w);
+        assert_close(
+            "Hxx",
+            h[0][0],
+            2.0 * dt_dx * dt_dx + 2.0 * t * 6.0,
+            1e-11,
+            1e-11,
+        );
+    }
+}
+
+#[differentiate]
+fn polar(r: f64, theta: f64) -> f64 {
+    let (s, c) = theta.sin_cos();
+    r * s * c
+}
+
+#[test]
+fn sin_cos_destructured() {
+    for th in [-1.0, 0.4, 2.5] {
+        let (value, (gr, gt)) = polar_grad(2.0, th);
+        assert_bits("value", value, polar(2.0, th));
+        assert_close("d/dr", gr, th.sin() * th.cos(), 1e-14, 1e-14);
+        assert_close("d/dθ", gt, 2.0 * (2.0 * th).cos(), 1e-14, 1e-14);
+    }
+}
