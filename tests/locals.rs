@@ -96,3 +96,85 @@ fn sin_cos_destructured() {
         assert_close("d/dθ", gt, 2.0 * (2.0 * th).cos(), 1e-14, 1e-14);
     }
 }
+
+#[derive(Clone, Copy, PartialEq)]
+enum Activation {
+    Tanh,
+    Relu,
+    Identity,
+}
+
+#[differentiate(tangent, hessian)]
+fn matched(x: f64, n: usize, flag: bool, act: Activation) -> f64 {
+    let scale = match n {
+        0 => 1.0,
+        1 | 2 => x,
+        3..=5 => x * x,
+        k if k > 10 => x.sin() * k as f64,
+        _ => 0.5 * x,
+    };
+    let y = match act {
+        Activation::Tanh => (scale * x).tanh(),
+        Activation::Relu => (scale * x).max(0.0),
+        Activation::Identity => scale * x,
+    };
+    match flag {
+        true => y * y,
+        false => y + x,
+    }
+}
+
+fn matched_by_hand(x: f64, n: usize, flag: bool, act: Activation) -> f64 {
+    // The derivative, written out.
+    let (s, ds) = match n {
+        0 => (1.0, 0.0),
+        1 | 2 => (x, 1.0),
+        3..=5 => (x * x, 2.0 * x),
+        k if k > 10 => (x.sin() * k as f64, x.cos() * k as f64),
+        _ => (0.5 * x, 0.5),
+    };
+    let (u, du) = (s * x, ds * x + s);
+    let (y, dy) = match act {
+        Activation::Tanh => (u.tanh(), (1.0 - u.tanh() * u.tanh()) * du),
+        Activation::Relu => (u.max(0.0), if u >= 0.0 { du } else { 0.0 }),
+        Activation::Identity => (u, du),
+    };
+    if flag {
+        2.0 * y * dy
+    } else {
+        dy + 1.0
+    }
+}
+
+#[test]
+fn match_on_integers_bools_and_enums() {
+    for n in [0, 1, 2, 4, 7, 12] {
+        for flag in [true, false] {
+            for act in [Activation::Tanh, Activation::Relu, Activation::Identity] {
+                for x in [-0.8, 0.3, 1.4] {
+                    let (value, g) = matched_grad(x, n, flag, act);
+                    assert_bits("value", value, matched(x, n, flag, act));
+                    assert_close("d/dx", g, matched_by_hand(x, n, flag, act), 1e-12, 1e-12);
+                    let (_, t) = matched_tangent(x, n, flag, act, 1.0);
+                    assert_close("tangent", t, g, 1e-12, 1e-12);
+                    let (_, hg, _) = matched_hessian(x, n, flag, act);
+                    assert_close("hessian's gradient", hg[0], g, 1e-12, 1e-12);
+                }
+            }
+        }
+    }
+}
+
+#[differentiate]
+fn match_on_a_comparison(x: f64) -> f64 {
+    match x > 0.0 {
+        true => x * x,
+        false => -x,
+    }
+}
+
+#[test]
+fn match_on_a_value_computed_once() {
+    assert_eq!(match_on_a_comparison_grad(1.5), (2.25, 3.0));
+    assert_eq!(match_on_a_comparison_grad(-2.0), (2.0, -1.0));
+}

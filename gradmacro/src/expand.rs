@@ -111,6 +111,13 @@ pub(crate) fn lower_until_stable(
     sig: &signature::Signature_,
     cx: &mut Ctxt,
 ) -> Option<(crate::ir::Func, crate::names::Names)> {
+    // `match` becomes `if`s once, before the attempts: they key what they
+    // learn by the syntax tree's nodes.
+    let mut f = f.clone();
+    for (tokens, msg) in lower::matching::desugar(&mut f.block) {
+        cx.error(tokens, msg);
+    }
+    let f = &f;
     let mut promoted = HashSet::new();
     loop {
         let mark = cx.len();

@@ -8,6 +8,7 @@ use crate::names::Names;
 mod array;
 mod expr;
 mod iter;
+pub(crate) mod matching;
 mod reject;
 pub mod rename;
 

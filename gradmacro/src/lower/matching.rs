@@ -1,0 +1,146 @@
+//! `match` as the `if` chain it stands for, before lowering: each arm's
+//! pattern becomes a test on the scrutinee (computed once into a local unless
+//! it is a place such as `n` or `cfg.kind`),
+//!
+//! ```text
+//! match n { 0 => a, 1 | 2 => b, k if k > 5 => c, _ => d }
+//! ```
+//! becomes
+//! ```text
+//! if match n { 0 => true, _ => false } { a }
+//! else if match n { 1 | 2 => true, _ => false } { b }
+//! else if match n { k if k > 5 => true, _ => false } { let k = n; c }
+//! else { d }
+//! ```
+//! so the lowering sees only `if`s (an exhaustive `match` reaches its last
+//! arm when no other matched). Patterns may bind the whole value (`k`, `k @
+//! 1..=3`) but nothing inside it.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat};
+
+/// Rewrites every `match` in `block` (outside nested items); returns the
+/// patterns it cannot rewrite, with what to write instead.
+pub(crate) fn desugar(block: &mut syn::Block) -> Vec<(TokenStream, &'static str)> {
+    let mut d = Desugar { errors: Vec::new() };
+    d.visit_block_mut(block);
+    d.errors
+}
+
+struct Desugar {
+    errors: Vec<(TokenStream, &'static str)>,
+}
+
+impl VisitMut for Desugar {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // Inner matches first: the tests built below are not visited again.
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Match(m) = e {
+            // Reported: a placeholder keeps the lowering from reporting it again.
+            *e = self.chain(m).unwrap_or_else(|| syn::parse_quote!(0.0));
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+impl Desugar {
+    fn chain(&mut self, m: &syn::ExprMatch) -> Option<Expr> {
+        let s = syn::Ident::new("__gm_scrutinee", Span::mixed_site());
+        let scrutinee = &m.expr;
+        // A place (`n`, `cfg.kind`) is read where it is, so matching moves
+        // nothing; a value (`x > 0.0`, `f(n)`) is computed once, held.
+        let place = matches!(&**scrutinee, Expr::Path(_) | Expr::Field(_));
+        let read = if place {
+            quote!(#scrutinee)
+        } else {
+            quote!(#s)
+        };
+        let mut tests = Vec::new();
+        for arm in &m.arms {
+            let binds = match whole_binding(&arm.pat) {
+                Ok(b) => b,
+                Err(()) => {
+                    self.errors.push((
+                        quote!(#arm),
+                        "a `match` arm may bind the whole value (`k =>`, `k @ 1..=3 =>`) but nothing inside it: read fields after the `match`",
+                    ));
+                    return None;
+                }
+            };
+            let pat = &arm.pat;
+            let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
+            let body = &arm.body;
+            let mut mentioned = std::collections::HashSet::new();
+            super::collect_expr_idents(body, &mut mentioned);
+            let body: Expr = match binds {
+                Some(name) if mentioned.contains(&name.to_string()) => {
+                    syn::parse_quote!({ let #name = #read; #body })
+                }
+                _ => syn::parse_quote!({ #body }),
+            };
+            let unconditional = matches!(pat, Pat::Wild(_)) && guard.is_none();
+            tests.push((
+                quote!(match #read { #pat #guard => true, _ => false }),
+                body,
+                unconditional,
+            ));
+        }
+        let mut rest: Option<Expr> = None;
+        for (test, body, unconditional) in tests.into_iter().rev() {
+            let last = rest.is_none();
+            rest = Some(if last || unconditional {
+                // The last arm, or an arm that always matches: what is left.
+                body
+            } else {
+                let els = rest.take();
+                syn::parse_quote!(if #test #body else #els)
+            });
+        }
+        let chain = rest?;
+        if place {
+            return Some(chain);
+        }
+        Some(syn::parse_quote!({ let #s = #scrutinee; #chain }))
+    }
+}
+
+/// The name a pattern binds the whole value to (`k`, `k @ ..`), `None` if it
+/// binds nothing, `Err` if it binds a part of it.
+fn whole_binding(p: &Pat) -> Result<Option<syn::Ident>, ()> {
+    match p {
+        Pat::Ident(i) => {
+            if let Some((_, sub)) = &i.subpat {
+                if binds_anything(sub) {
+                    return Err(());
+                }
+            }
+            // An identifier pattern can also name a constant or a unit
+            // variant; those are upper-case by convention.
+            let name = i.ident.to_string();
+            if name.starts_with(|c: char| c.is_uppercase()) {
+                Ok(None)
+            } else {
+                Ok(Some(i.ident.clone()))
+            }
+        }
+        p if binds_anything(p) => Err(()),
+        _ => Ok(None),
+    }
+}
+
+fn binds_anything(p: &Pat) -> bool {
+    struct Finder(bool);
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+            if !i.ident.to_string().starts_with(|c: char| c.is_uppercase()) {
+                self.0 = true;
+            }
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_pat(&mut f, p);
+    f.0
+}
