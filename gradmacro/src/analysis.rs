@@ -776,7 +776,7 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
 /// statements, by the reverse sweep, or returned.
 fn liveness(f: &Func, needed: &[bool], scoped: &[bool]) -> Vec<bool> {
     let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
-    live[f.output.0] = true;
+    live[f.output.0] |= !f.value_unused;
     let mark = |live: &mut Vec<bool>, vs: &[VarId]| vs.iter().for_each(|v| live[v.0] = true);
     walk(&f.body, &mut |s| match s {
         Stmt::If(i) => mark(&mut live, &i.cond.reads),

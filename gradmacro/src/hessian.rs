@@ -25,7 +25,10 @@ pub fn generate(
     let name = &user.sig.ident;
     let this = receiver.map(|_| quote!(Self::));
     let user_fn = quote!(#this #name);
-    let (g, g_names) = lower_dot(f, names, receiver, user)?;
+    let (mut g, g_names) = lower_dot(f, names, receiver, user)?;
+    // `f_hvp` and `f_hessian` take the value from `f` itself, callers from
+    // `f_dot`: the cores compute only what the reverse sweep needs.
+    g.value_unused = true;
     let core_name = format_ident!("__{}_hvp_core", name);
     let core = emit::private_core(&g, g_names, &core_name, (&user_fn, receiver));
     let wrappers = wrappers(f, user, receiver, quote!(#this #core_name));
@@ -33,7 +36,8 @@ pub fn generate(
     // `f_dot_pullback`: over every float parameter, as `f_pullback`.
     let callable = match &all {
         Some((all_f, all_names)) => {
-            let (d, d_names) = lower_dot(all_f, all_names.clone(), receiver, user)?;
+            let (mut d, d_names) = lower_dot(all_f, all_names.clone(), receiver, user)?;
+            d.value_unused = true;
             let dot_core = format_ident!("__{}_dot_core", name);
             let core = emit::private_core(&d, d_names, &dot_core, (&user_fn, receiver));
             let w = callable(all_f, user, receiver, quote!(#this #dot_core));

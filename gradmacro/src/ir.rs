@@ -352,6 +352,9 @@ pub struct Func {
     pub output: VarId,
     /// `return` occurs somewhere: the forward sweep is a labelled block.
     pub has_return: bool,
+    /// The caller discards the value (second derivatives' cores): nothing is
+    /// computed for it alone, and the core returns `()`.
+    pub value_unused: bool,
 }
 
 impl Shape {

@@ -597,6 +597,11 @@ impl Emitter<'_> {
                 });
             }
         }
+        let (ret, out, capture) = if self.f.value_unused {
+            (quote!(), quote!(), quote!())
+        } else {
+            (quote!(-> #ty), quote!(#out), capture)
+        };
         let body_tokens = quote!(#hoisted #forward #capture #reverse #out);
         let mut params = self.params(&body_tokens);
         if let Some(r) = receiver {
@@ -608,7 +613,7 @@ impl Emitter<'_> {
             #[inline]
             #allow
             #ptr
-            #vis fn #name(#(#params,)* #seed_param, #(#slots),*) -> #ty {
+            #vis fn #name(#(#params,)* #seed_param, #(#slots),*) #ret {
                 // What uses the generated functions uses the function too.
                 let _ = #user_fn;
                 #(#bind)*

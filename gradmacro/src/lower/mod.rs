@@ -194,6 +194,7 @@ pub(crate) fn lower(
             body: Block { stmts: l.cur },
             output,
             has_return,
+            value_unused: false,
         };
         func.number();
         func
