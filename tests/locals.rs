@@ -178,3 +178,69 @@ fn match_on_a_value_computed_once() {
     assert_eq!(match_on_a_comparison_grad(1.5), (2.25, 3.0));
     assert_eq!(match_on_a_comparison_grad(-2.0), (2.0, -1.0));
 }
+
+// Shrunk from the differential test: a tuple element that is a `match`, a
+// tuple `let` whose variable becomes differentiated in a loop, a closure
+// whose body accumulates into its own local.
+
+struct Model;
+
+impl Model {
+    #[differentiate]
+    fn f(&self, y: f64) -> f64 {
+        let (acc,) = (match -y / -2.5 >= 0.1 {
+            true => y,
+            false => -1.0,
+        },);
+        acc * y
+    }
+}
+
+#[differentiate]
+fn promoted_in_a_loop(x: f64) -> f64 {
+    let (mut q,): (f64,) = (1.30,);
+    for _ in 0..3 {
+        q = q * 0.5 + x;
+    }
+    q
+}
+
+#[differentiate]
+fn closure_with_a_loop(x: f64, w: &[f64]) -> f64 {
+    let weighted = |k: f64| {
+        let mut acc = 0.0;
+        for wi in w {
+            acc += wi * k;
+        }
+        acc
+    };
+    weighted(x) * weighted(x * x)
+}
+
+#[test]
+fn shrunk_programs() {
+    assert_eq!(Model.f_grad(2.0), (4.0, 4.0));
+    assert_eq!(Model.f_grad(-2.0), (2.0, -1.0));
+    // q = 1.3/8 + x (1 + 1/2 + 1/4).
+    assert_eq!(promoted_in_a_loop_grad(1.0).1, 1.75);
+    let w = [0.5, 1.5];
+    let (_, (gx, _)) = closure_with_a_loop_grad(2.0, &w);
+    // (s x)(s x²) with s = Σw = 2: d/dx = 3 s² x².
+    assert_close("closure d/dx", gx, 3.0 * 4.0 * 4.0, 1e-12, 1e-12);
+}
+
+#[differentiate]
+fn nested_closures(x: f64) -> f64 {
+    let mk_r = || {
+        let mk_r = || 1.0;
+        let r: f64 = mk_r();
+        r * x
+    };
+    let r = mk_r();
+    r * 2.0
+}
+
+#[test]
+fn nested_closures_of_the_same_name() {
+    assert_eq!(nested_closures_grad(3.0), (6.0, 2.0));
+}

@@ -111,10 +111,13 @@ pub(crate) fn lower_until_stable(
     sig: &signature::Signature_,
     cx: &mut Ctxt,
 ) -> Option<(crate::ir::Func, crate::names::Names)> {
-    // `match` becomes `if`s once, before the attempts: they key what they
-    // learn by the syntax tree's nodes.
+    // Local tuples, closures and `match` become `let`s, blocks and `if`s
+    // once, before the attempts: they key what they learn by the syntax
+    // tree's nodes.
     let mut f = f.clone();
-    for (tokens, msg) in lower::matching::desugar(&mut f.block) {
+    let mut errors = lower::sugar::desugar(&mut f.block);
+    errors.extend(lower::matching::desugar(&mut f.block));
+    for (tokens, msg) in errors {
         cx.error(tokens, msg);
     }
     let f = &f;

@@ -776,6 +776,17 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             let m = if *mutable { "mut " } else { "" };
             let a = if *annot && *ty == Ty::F { ": f64" } else { "" };
             match init {
+                // Some float `let`s are written as a one-element tuple or
+                // through a local closure, which the macro supports too;
+                // which ones depends only on the name (deterministic).
+                Some(v) if *ty == Ty::F && spelling(&name.s) == 1 => {
+                    let a = if a.is_empty() { "" } else { ": (f64,)" };
+                    writeln!(s, "{p}let ({m}{},){a} = ({},);", name.s, val(v, ind)).unwrap()
+                }
+                Some(v) if *ty == Ty::F && spelling(&name.s) == 2 => {
+                    writeln!(s, "{p}let mk_{} = || {};", name.s, val(v, ind)).unwrap();
+                    writeln!(s, "{p}let {m}{}{a} = mk_{}();", name.s, name.s).unwrap()
+                }
                 Some(v) => writeln!(s, "{p}let {m}{}{a} = {};", name.s, val(v, ind)).unwrap(),
                 None => writeln!(s, "{p}let {m}{}{a};", name.s).unwrap(),
             }
@@ -1209,12 +1220,29 @@ fn fexpr(e: &FExpr, at: At, ind: usize) -> String {
                 format!("{}.powi({n})", receiver(a, ind))
             }
         }
+        FExpr::If(c, t, e) if spelling(&cond(c, At::Top, ind)) == 1 => {
+            // Now and then `match c { true => .., false => .. }`.
+            let s = format!(
+                "match {} {{ true => {}, false => {} }}",
+                cond(c, At::Top, ind),
+                fblock(t, ind),
+                fblock(e, ind)
+            );
+            if at == At::Top {
+                s
+            } else {
+                format!("({s})")
+            }
+        }
         FExpr::If(c, t, e) => {
             let mut s = format!("if {} {}", cond(c, At::Top, ind), fblock(t, ind));
-            match (&e.stmts[..], &e.tail) {
-                ([], inner @ FExpr::If(..)) => {
-                    write!(s, " else {}", fexpr(inner, At::Top, ind)).unwrap()
-                }
+            let inner = match (&e.stmts[..], &e.tail) {
+                ([], inner @ FExpr::If(..)) => Some(fexpr(inner, At::Top, ind)),
+                _ => None,
+            };
+            match inner {
+                // (Unless the inner `if` is spelled as a `match`.)
+                Some(inner) if !inner.starts_with("match") => write!(s, " else {inner}").unwrap(),
                 _ => write!(s, " else {}", fblock(e, ind)).unwrap(),
             }
             if at == At::Top {
@@ -1667,4 +1695,17 @@ pub fn visit_stmt_lists(list: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Vec<Stmt>))
         }
     }
     f(list);
+}
+
+/// Picks an alternative spelling for some constructs from their text alone:
+/// 1 or 2 for about one in eight each, 0 otherwise.
+fn spelling(text: &str) -> u32 {
+    let h = text
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    match h % 8 {
+        1 => 1,
+        2 => 2,
+        _ => 0,
+    }
 }

@@ -84,7 +84,7 @@ impl Lowerer<'_> {
                         Operand::Elem(arr, i) => Val::Elem(arr, i),
                         Operand::Const(c) => Val::Const(c),
                     },
-                    Some(Binding::Closure(_)) => {
+                    Some(Binding::Closure) => {
                         self.cx.error(e, "a local closure can only be called here (`sq(x)`): it is written out at each call");
                         self.passive_val_silent()
                     }
@@ -331,8 +331,10 @@ impl Lowerer<'_> {
             return self.passive_val_silent();
         };
         let name = last.ident.to_string();
-        if let (Some(Binding::Closure(closure)), 1) = (self.lookup(&name), p.path.segments.len()) {
-            return self.inline_closure(&closure, c, e);
+        if let (Some(Binding::Closure), 1) = (self.lookup(&name), p.path.segments.len()) {
+            // Calls that could be written out were, before lowering.
+            self.cx.error(e, "this call of a local closure cannot be written out (a `return` in its body, or a pattern parameter): write the computation inline");
+            return self.passive_val_silent();
         }
         let segs = &p.path.segments;
         if name == "identity" && segs.len() >= 2 && segs[segs.len() - 2].ident == "convert" {
@@ -425,38 +427,6 @@ impl Lowerer<'_> {
             });
         }
         Some(args)
-    }
-
-    /// `sq(a)` of `let sq = |v: f64| v * v;`: the body with the parameter
-    /// bound to the argument, `{ let v: f64 = a; v * v }`, lowered in place.
-    fn inline_closure(&mut self, local: &rename::LocalClosure, c: &syn::ExprCall, e: &Expr) -> Val {
-        let closure = &local.closure;
-        for (name, was) in &local.captures {
-            if self.resolve(name) != *was {
-                self.cx.error(
-                    e,
-                    format!("the closure reads `{name}`, which has changed since the closure was defined: define the closure after it, or write the computation inline"),
-                );
-                return self.passive_val_silent();
-            }
-        }
-        if closure.inputs.len() != c.args.len() {
-            self.cx.error(
-                e,
-                format!("this closure takes {} arguments", closure.inputs.len()),
-            );
-            return self.passive_val_silent();
-        }
-        let mut lets: Vec<syn::Stmt> = Vec::new();
-        for (pat, arg) in closure.inputs.iter().zip(&c.args) {
-            lets.push(syn::parse_quote!(let #pat = #arg;));
-        }
-        let body = &closure.body;
-        let block: Expr = syn::parse_quote!({ #(#lets)* #body });
-        let t = self.temp(syn::spanned::Spanned::span(e));
-        self.cur.push(crate::ir::Stmt::Declare(t));
-        self.assign_expr(t, &block);
-        Val::Var(t)
     }
 
     /// `self.h(x)` where `h` is a differentiated method of the same type: its

@@ -23,14 +23,14 @@ use syn::{Expr, Pat};
 
 /// Rewrites every `match` in `block` (outside nested items); returns the
 /// patterns it cannot rewrite, with what to write instead.
-pub(crate) fn desugar(block: &mut syn::Block) -> Vec<(TokenStream, &'static str)> {
+pub(crate) fn desugar(block: &mut syn::Block) -> Vec<(TokenStream, String)> {
     let mut d = Desugar { errors: Vec::new() };
     d.visit_block_mut(block);
     d.errors
 }
 
 struct Desugar {
-    errors: Vec<(TokenStream, &'static str)>,
+    errors: Vec<(TokenStream, String)>,
 }
 
 impl VisitMut for Desugar {
@@ -64,7 +64,7 @@ impl Desugar {
                 Err(()) => {
                     self.errors.push((
                         quote!(#arm),
-                        "a `match` arm may bind the whole value (`k =>`, `k @ 1..=3 =>`) but nothing inside it: read fields after the `match`",
+                        "a `match` arm may bind the whole value (`k =>`, `k @ 1..=3 =>`) but nothing inside it: read fields after the `match`".to_string(),
                     ));
                     return None;
                 }

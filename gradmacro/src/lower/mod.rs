@@ -11,6 +11,7 @@ mod iter;
 pub(crate) mod matching;
 mod reject;
 pub mod rename;
+pub(crate) mod sugar;
 
 pub(crate) use array::has_float_literal;
 
@@ -460,72 +461,6 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `let (a, b) = (e0, e1);` as `let a = e0; let b = e1;`, through
-    /// temporaries when an element reads a name the pattern binds
-    /// (`let (a, b) = (b, a);`): every element is evaluated first.
-    fn tuple_let(&mut self, t: &syn::PatTuple, ty: Option<&syn::Type>, local: &syn::Local) {
-        let init = local.init.as_ref().map(|i| strip(&i.expr));
-        // `x.sin_cos()` is `(x.sin(), x.cos())`, which is how std computes it.
-        let sin_cos: Option<syn::Expr> = match init {
-            Some(syn::Expr::MethodCall(m)) if m.method == "sin_cos" && m.args.is_empty() => {
-                let r = &m.receiver;
-                Some(syn::parse_quote!((#r.sin(), #r.cos())))
-            }
-            _ => None,
-        };
-        let init = sin_cos.as_ref().or(init);
-        let Some(syn::Expr::Tuple(values)) = init else {
-            self.cx.error(
-                t,
-                "a tuple pattern needs a tuple of values (`let (a, b) = (x * 2.0, y.sin());`): bind one name per `let` otherwise",
-            );
-            return;
-        };
-        let tys: Vec<Option<&syn::Type>> = match ty {
-            Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(Some).collect(),
-            _ => vec![None; t.elems.len()],
-        };
-        if values.elems.len() != t.elems.len() || tys.len() != t.elems.len() {
-            self.cx
-                .error(t, "the pattern and the tuple have different lengths");
-            return;
-        }
-        let bound: Vec<String> = t
-            .elems
-            .iter()
-            .filter_map(|p| match p {
-                syn::Pat::Ident(i) => Some(i.ident.to_string()),
-                _ => None,
-            })
-            .collect();
-        let reads_bound = values.elems.iter().any(|v| {
-            let mut found = std::collections::HashSet::new();
-            crate::lower::collect_expr_idents(v, &mut found);
-            bound.iter().any(|b| found.contains(b))
-        });
-        let temps: Vec<syn::Ident> = (0..t.elems.len())
-            .map(|k| quote::format_ident!("__gm_tuple_{}", k))
-            .collect();
-        let mut lets: Vec<syn::Stmt> = Vec::new();
-        for (k, ((p, v), ty)) in t.elems.iter().zip(&values.elems).zip(&tys).enumerate() {
-            let ty = ty.map(|t| quote::quote!(: #t));
-            if reads_bound {
-                let tmp = &temps[k];
-                lets.push(syn::parse_quote!(let #tmp #ty = #v;));
-            } else {
-                lets.push(syn::parse_quote!(let #p #ty = #v;));
-            }
-        }
-        if reads_bound {
-            for (p, tmp) in t.elems.iter().zip(&temps) {
-                lets.push(syn::parse_quote!(let #p = #tmp;));
-            }
-        }
-        for s in &lets {
-            self.stmt(s);
-        }
-    }
-
     /// `assert!(..)`, `println!(..)` and their kin: kept, and evaluated on
     /// values (they have no derivative). Other macros are an error.
     fn value_macro(&mut self, m: &syn::StmtMacro) {
@@ -626,7 +561,10 @@ impl<'a> Lowerer<'a> {
                 return;
             }
             syn::Pat::Tuple(t) => {
-                self.tuple_let(t, ty, local);
+                self.cx.error(
+                    t,
+                    "a tuple pattern needs a tuple of values (`let (a, b) = (x * 2.0, y.sin());`): bind one name per `let` otherwise",
+                );
                 return;
             }
             other => {
@@ -651,44 +589,11 @@ impl<'a> Lowerer<'a> {
             return;
         }
         let e = &*init.expr;
-        if let syn::Expr::Closure(c) = strip(e) {
-            let simple = c.inputs.iter().all(|p| match p {
-                syn::Pat::Ident(_) => true,
-                syn::Pat::Type(t) => matches!(*t.pat, syn::Pat::Ident(_)),
-                _ => false,
-            });
-            let mut names = std::collections::HashSet::new();
-            collect_expr_idents(&c.body, &mut names);
-            // `return` in the body would leave the function it is written into.
-            if c.asyncness.is_none() && simple && !names.contains("return") {
-                let params: Vec<String> = c
-                    .inputs
-                    .iter()
-                    .filter_map(|p| match p {
-                        syn::Pat::Ident(i) => Some(i.ident.to_string()),
-                        syn::Pat::Type(t) => match &*t.pat {
-                            syn::Pat::Ident(i) => Some(i.ident.to_string()),
-                            _ => None,
-                        },
-                        _ => None,
-                    })
-                    .collect();
-                let captures = names
-                    .into_iter()
-                    .filter(|n| !params.contains(n))
-                    .map(|n| {
-                        let v = self.resolve(&n);
-                        (n, v)
-                    })
-                    .collect();
-                let local = rename::LocalClosure {
-                    closure: c.clone(),
-                    captures,
-                };
-                let scope = self.scopes.last_mut().expect("a scope");
-                scope.insert(name.to_string(), Binding::Closure(Box::new(local)));
-                return;
-            }
+        if let syn::Expr::Closure(_) = strip(e) {
+            // Its calls were written out before lowering (`sugar.rs`).
+            let scope = self.scopes.last_mut().expect("a scope");
+            scope.insert(name.to_string(), Binding::Closure);
+            return;
         }
         if self.collected(name, ty, e) {
             return;

@@ -22,20 +22,13 @@ pub struct Alias {
     pub by_ref: bool,
 }
 
-/// A local closure, and what each name its body reads was bound to where
-/// it was defined: at a call the names must still mean the same.
-#[derive(Clone)]
-pub struct LocalClosure {
-    pub closure: syn::ExprClosure,
-    pub captures: Vec<(String, Option<VarId>)>,
-}
-
 #[derive(Clone)]
 pub enum Binding {
     Var(VarId),
     Alias(Box<Alias>),
-    /// `let sq = |v: f64| v * v;`: inlined where it is called.
-    Closure(Box<LocalClosure>),
+    /// `let sq = |v: f64| v * v;`, whose calls were written out before
+    /// lowering (`sugar.rs`): any other use is an error.
+    Closure,
 }
 
 /// Resolves a user identifier to what it names, if it is a local.
@@ -49,7 +42,7 @@ pub trait Resolve {
     fn resolve(&self, name: &str) -> Option<VarId> {
         match self.lookup(name)? {
             Binding::Var(v) => Some(v),
-            Binding::Alias(_) | Binding::Closure(_) => None,
+            Binding::Alias(_) | Binding::Closure => None,
         }
     }
 
@@ -58,7 +51,7 @@ pub trait Resolve {
             Some(Binding::Var(v)) => self.is_active(v),
             Some(Binding::Alias(a)) => a.active,
             // Its body may read differentiated values: a call is lowered.
-            Some(Binding::Closure(_)) => true,
+            Some(Binding::Closure) => true,
             None => false,
         }
     }
@@ -68,7 +61,7 @@ pub trait Resolve {
         match self.lookup(name) {
             Some(Binding::Var(v)) => self.deref_transparent(v),
             Some(Binding::Alias(a)) => a.by_ref,
-            Some(Binding::Closure(_)) | None => false,
+            Some(Binding::Closure) | None => false,
         }
     }
 }
@@ -195,7 +188,7 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                     let transparent = match self.lookup(name) {
                         Some(Binding::Var(v)) => self.r.deref_transparent(v),
                         Some(Binding::Alias(a)) => a.by_ref,
-                        Some(Binding::Closure(_)) | None => false,
+                        Some(Binding::Closure) | None => false,
                     };
                     if transparent {
                         *e = (*u.expr).clone();

@@ -1,0 +1,246 @@
+//! Local tuples and closures as the plain `let`s and blocks they stand for,
+//! rewritten once before lowering (so every lowering attempt sees the same
+//! syntax tree, whose nodes key what the attempts learn):
+//!
+//! - `let (a, b) = (e0, e1);` becomes `let a = e0; let b = e1;`, through
+//!   temporaries when an element reads a name the pattern binds (so
+//!   `let (a, b) = (b, a);` swaps); `let (s, c) = x.sin_cos();` is
+//!   `(x.sin(), x.cos())`, std's own definition;
+//! - after `let sq = |v: f64| v * v;`, each call `sq(e)` becomes
+//!   `{ let v: f64 = e; v * v }`. A closure whose captured names are bound
+//!   again before a call (the copy would read the new ones) is an error.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, ToTokens};
+use std::collections::{HashMap, HashSet};
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat, Stmt};
+
+pub(crate) fn desugar(block: &mut syn::Block) -> Vec<(TokenStream, String)> {
+    let mut d = Sugar {
+        scopes: vec![HashMap::new()],
+        errors: Vec::new(),
+    };
+    d.visit_block_mut(block);
+    d.errors
+}
+
+struct Closure {
+    params: Vec<Pat>,
+    body: Expr,
+    captures: HashSet<String>,
+    /// A captured name was bound again since the definition.
+    stale: bool,
+}
+
+struct Sugar {
+    scopes: Vec<HashMap<String, Closure>>,
+    errors: Vec<(TokenStream, String)>,
+}
+
+impl Sugar {
+    fn closure(&self, name: &str) -> Option<&Closure> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// A `let` binds `names`: a closure of that name is shadowed; one that
+    /// captures it would now read the new binding.
+    fn bound(&mut self, names: &HashSet<String>) {
+        for scope in &mut self.scopes {
+            scope.retain(|n, _| !names.contains(n));
+            for c in scope.values_mut() {
+                if c.captures.iter().any(|n| names.contains(n)) {
+                    c.stale = true;
+                }
+            }
+        }
+    }
+}
+
+impl VisitMut for Sugar {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.scopes.push(HashMap::new());
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in std::mem::take(&mut b.stmts) {
+            self.visit_stmt_mut(&mut s);
+            if let Stmt::Local(l) = &s {
+                let mut names = HashSet::new();
+                pat_names(&l.pat, &mut names);
+                self.bound(&names);
+                if let Some((name, c)) = local_closure(l) {
+                    self.scopes.last_mut().expect("a scope").insert(name, c);
+                }
+                if let Some(lets) = tuple_lets(l) {
+                    out.extend(lets);
+                    continue;
+                }
+            }
+            out.push(s);
+        }
+        // A closure whose every call was written out is dropped: kept, it
+        // would be an unused variable in passive code copied as written.
+        let mut keep = vec![true; out.len()];
+        for (k, st) in out.iter().enumerate() {
+            let Stmt::Local(l) = st else { continue };
+            let (Pat::Ident(name), Some(init)) = (&l.pat, &l.init) else {
+                continue;
+            };
+            if !matches!(super::strip(&init.expr), Expr::Closure(_)) {
+                continue;
+            }
+            let used = out[k + 1..]
+                .iter()
+                .any(|later| mentions(later.to_token_stream(), &name.ident.to_string()));
+            keep[k] = used;
+        }
+        let mut keep = keep.into_iter();
+        out.retain(|_| keep.next().unwrap_or(true));
+        b.stmts = out;
+        self.scopes.pop();
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Call(c) = e else { return };
+        let Expr::Path(p) = &*c.func else { return };
+        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
+            return;
+        };
+        let Some(closure) = self.closure(&name) else {
+            return;
+        };
+        let problem = if closure.stale {
+            Some(format!("`{name}` reads a name bound again since the closure was defined, which a copy of its body here would read instead: define the closure after it, or write the computation inline"))
+        } else if closure.params.len() != c.args.len() {
+            Some(format!("`{name}` takes {} arguments", closure.params.len()))
+        } else {
+            None
+        };
+        if let Some(msg) = problem {
+            self.errors.push((c.to_token_stream(), msg));
+            // Reported: a placeholder keeps the lowering from reporting it again.
+            *e = syn::parse_quote!(0.0);
+            return;
+        }
+        let lets = closure
+            .params
+            .iter()
+            .zip(&c.args)
+            .map(|(p, a)| quote!(let #p = #a;));
+        let body = &closure.body;
+        *e = syn::parse_quote!({ #(#lets)* #body });
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `let name = |params| body;` with plain parameters and no `return`.
+fn local_closure(l: &syn::Local) -> Option<(String, Closure)> {
+    let Pat::Ident(name) = &l.pat else {
+        return None;
+    };
+    let Expr::Closure(c) = super::strip(&l.init.as_ref()?.expr) else {
+        return None;
+    };
+    let plain = |p: &Pat| match p {
+        Pat::Ident(_) => true,
+        Pat::Type(t) => matches!(*t.pat, Pat::Ident(_)),
+        _ => false,
+    };
+    if c.asyncness.is_some() || !c.inputs.iter().all(plain) {
+        return None;
+    }
+    let mut mentioned = HashSet::new();
+    super::collect_expr_idents(&c.body, &mut mentioned);
+    // `return` in the body would leave the function it is written into.
+    if mentioned.contains("return") {
+        return None;
+    }
+    let mut params = HashSet::new();
+    for p in &c.inputs {
+        pat_names(p, &mut params);
+    }
+    Some((
+        name.ident.to_string(),
+        Closure {
+            params: c.inputs.iter().cloned().collect(),
+            body: (*c.body).clone(),
+            captures: mentioned.difference(&params).cloned().collect(),
+            stale: false,
+        },
+    ))
+}
+
+/// `let (a, b) = (e0, e1);` (or `x.sin_cos()`) as one `let` per name.
+fn tuple_lets(l: &syn::Local) -> Option<Vec<Stmt>> {
+    let (pat, ty) = match &l.pat {
+        Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+        p => (p, None),
+    };
+    let Pat::Tuple(t) = pat else { return None };
+    let init = super::strip(&l.init.as_ref()?.expr);
+    let sin_cos: Option<Expr> = match init {
+        Expr::MethodCall(m) if m.method == "sin_cos" && m.args.is_empty() => {
+            let r = &m.receiver;
+            Some(syn::parse_quote!((#r.sin(), #r.cos())))
+        }
+        _ => None,
+    };
+    let Expr::Tuple(values) = sin_cos.as_ref().unwrap_or(init) else {
+        return None;
+    };
+    let tys: Vec<Option<&syn::Type>> = match ty {
+        Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(Some).collect(),
+        _ => vec![None; t.elems.len()],
+    };
+    if values.elems.len() != t.elems.len() || tys.len() != t.elems.len() {
+        return None;
+    }
+    let mut bound = HashSet::new();
+    pat_names(pat, &mut bound);
+    let reads_bound = values.elems.iter().any(|v| {
+        let mut found = HashSet::new();
+        super::collect_expr_idents(v, &mut found);
+        !found.is_disjoint(&bound)
+    });
+    let mut lets: Vec<Stmt> = Vec::new();
+    let temps: Vec<syn::Ident> = (0..t.elems.len())
+        .map(|k| format_ident!("__gm_tuple_{}", k))
+        .collect();
+    for (k, ((p, v), ty)) in t.elems.iter().zip(&values.elems).zip(&tys).enumerate() {
+        let ty = ty.map(|t| quote!(: #t));
+        if reads_bound {
+            let tmp = &temps[k];
+            lets.push(syn::parse_quote!(let #tmp #ty = #v;));
+        } else {
+            lets.push(syn::parse_quote!(let #p #ty = #v;));
+        }
+    }
+    if reads_bound {
+        for (p, tmp) in t.elems.iter().zip(&temps) {
+            lets.push(syn::parse_quote!(let #p = #tmp;));
+        }
+    }
+    Some(lets)
+}
+
+/// The names a pattern binds.
+fn pat_names(p: &Pat, out: &mut HashSet<String>) {
+    struct Finder<'a>(&'a mut HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for Finder<'_> {
+        fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+            self.0.insert(i.ident.to_string());
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    syn::visit::Visit::visit_pat(&mut Finder(out), p);
+}
+
+/// Whether `name` occurs in `tokens`.
+fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
+}
