@@ -244,3 +244,44 @@ fn nested_closures(x: f64) -> f64 {
 fn nested_closures_of_the_same_name() {
     assert_eq!(nested_closures_grad(3.0), (6.0, 2.0));
 }
+
+#[differentiate(tangent)]
+fn in_place(x: f64, w: &[f64]) -> f64 {
+    let mut buf = vec![0.0; w.len()];
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = w[i] * x;
+    }
+    for b in buf.iter_mut() {
+        *b += x;
+        *b *= 0.5;
+    }
+    let mut outer = [1.0; 2];
+    for o in outer.iter_mut() {
+        for b in buf.iter_mut() {
+            *b += *o * x;
+        }
+        *o = x;
+    }
+    buf.iter().sum::<f64>() * outer[1]
+}
+
+#[test]
+fn in_place_iteration() {
+    let w = [0.5, -1.5, 2.0];
+    for x in [-0.6, 0.9, 1.7] {
+        let (value, (gx, gw)) = in_place_grad(x, &w);
+        assert_bits("value", value, in_place(x, &w));
+        // b_i = (w_i x + x)/2, then each pass of the outer loop adds o·x
+        // to every b with o = 1 both times (outer[k] is set after its own
+        // pass); outer[1] = x. So f = x² ((Σw + n)/2 + 2n).
+        let n = w.len() as f64;
+        let sum_w: f64 = w.iter().sum();
+        let c = (sum_w + n) / 2.0 + 2.0 * n;
+        assert_close("d/dx", gx, 2.0 * x * c, 1e-12, 1e-12);
+        for g in gw {
+            assert_close("d/dw", g, x / 2.0 * x, 1e-12, 1e-12);
+        }
+        let (_, t) = in_place_tangent(x, &w, 1.0, &[0.0; 3]);
+        assert_close("tangent", t, gx, 1e-12, 1e-12);
+    }
+}

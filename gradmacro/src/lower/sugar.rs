@@ -8,7 +8,9 @@
 //!   `(x.sin(), x.cos())`, std's own definition;
 //! - after `let sq = |v: f64| v * v;`, each call `sq(e)` becomes
 //!   `{ let v: f64 = e; v * v }`. A closure whose captured names are bound
-//!   again before a call (the copy would read the new ones) is an error.
+//!   again before a call (the copy would read the new ones) is an error;
+//! - `for v in buf.iter_mut() { *v += t; }` (also `.enumerate()`) becomes
+//!   `for k in 0..buf.len() { buf[k] += t; }`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -19,6 +21,7 @@ use syn::{Expr, Pat, Stmt};
 pub(crate) fn desugar(block: &mut syn::Block) -> Vec<(TokenStream, String)> {
     let mut d = Sugar {
         scopes: vec![HashMap::new()],
+        loops: 0,
         errors: Vec::new(),
     };
     d.visit_block_mut(block);
@@ -35,6 +38,8 @@ struct Closure {
 
 struct Sugar {
     scopes: Vec<HashMap<String, Closure>>,
+    /// Loops seen, to name each rewritten loop's index apart.
+    loops: usize,
     errors: Vec<(TokenStream, String)>,
 }
 
@@ -101,6 +106,13 @@ impl VisitMut for Sugar {
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::ForLoop(f) = e {
+            self.loops += 1;
+            if let Some(indexed) = in_place(f, self.loops) {
+                *e = indexed;
+            }
+            return;
+        }
         let Expr::Call(c) = e else { return };
         let Expr::Path(p) = &*c.func else { return };
         let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
@@ -243,4 +255,79 @@ fn mentions(tokens: TokenStream, name: &str) -> bool {
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
         _ => false,
     })
+}
+
+/// `for v in buf.iter_mut() { .. *v .. }` and `for (i, v) in
+/// buf.iter_mut().enumerate() { .. }` as loops over the indices, `*v` (or `v`)
+/// read and written as `buf[k]`.
+fn in_place(f: &syn::ExprForLoop, n: usize) -> Option<Expr> {
+    let (call, enumerate) = match &*f.expr {
+        Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => (&*m.receiver, true),
+        other => (other, false),
+    };
+    let Expr::MethodCall(m) = call else { return None };
+    if m.method != "iter_mut" || !m.args.is_empty() {
+        return None;
+    }
+    let Expr::Path(buf) = &*m.receiver else { return None };
+    let buf = buf.path.get_ident()?.clone();
+    let (index, elem) = match (&*f.pat, enumerate) {
+        (Pat::Ident(v), false) => (None, v.ident.clone()),
+        (Pat::Tuple(t), true) if t.elems.len() == 2 => match (&t.elems[0], &t.elems[1]) {
+            (i, Pat::Ident(v)) => (Some(i.clone()), v.ident.clone()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let k = match &index {
+        Some(Pat::Ident(i)) => i.ident.clone(),
+        _ => format_ident!("__gm_k{}", n),
+    };
+    let place: Expr = syn::parse_quote!(#buf[#k]);
+    let mut body = f.body.clone();
+    let mut sub = Substitute { name: elem.to_string(), by: place, shadowed: false };
+    sub.visit_block_mut(&mut body);
+    if sub.shadowed {
+        return None;
+    }
+    let label = &f.label;
+    let k_pat: Pat = match index {
+        Some(p @ Pat::Wild(_)) => p,
+        _ => syn::parse_quote!(#k),
+    };
+    Some(syn::parse_quote!(#label for #k_pat in 0..#buf.len() #body))
+}
+
+/// Replaces `*name` and `name` by a place, unless a `let` binds `name` again.
+struct Substitute {
+    name: String,
+    by: Expr,
+    shadowed: bool,
+}
+
+impl VisitMut for Substitute {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Unary(u) = e {
+            if matches!(u.op, syn::UnOp::Deref(_)) && is_name(&u.expr, &self.name) {
+                *e = self.by.clone();
+                return;
+            }
+        }
+        if is_name(e, &self.name) {
+            *e = self.by.clone();
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        let mut names = HashSet::new();
+        pat_names(&l.pat, &mut names);
+        self.shadowed |= names.contains(&self.name);
+        syn::visit_mut::visit_local_mut(self, l);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+fn is_name(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident(name))
 }
