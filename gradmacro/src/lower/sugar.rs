@@ -10,7 +10,11 @@
 //!   `{ let v: f64 = e; v * v }`. A closure whose captured names are bound
 //!   again before a call (the copy would read the new ones) is an error;
 //! - `for v in buf.iter_mut() { *v += t; }` (also `.enumerate()`) becomes
-//!   `for k in 0..buf.len() { buf[k] += t; }`.
+//!   `for k in 0..buf.len() { buf[k] += t; }`;
+//! - after `let v = &x[a..b];` (`&x[a..]`, `&x[..b]`, `&x[..]`, `&x`,
+//!   `x.split_at(k)`), `v[i]` reads `x[a + i]`, `v.len()` is `b - a`,
+//!   `&v[c..d]` is `&x[a + c..a + d]` and `v` elsewhere `&x[a..b]`, while
+//!   nothing they name is bound or assigned again.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -82,6 +86,7 @@ impl VisitMut for Sugar {
             }
             out.push(s);
         }
+        let mut out = views(out);
         // A closure whose every call was written out is dropped: kept, it
         // would be an unused variable in passive code copied as written.
         let mut keep = vec![true; out.len()];
@@ -196,6 +201,10 @@ fn tuple_lets(l: &syn::Local) -> Option<Vec<Stmt>> {
             let r = &m.receiver;
             Some(syn::parse_quote!((#r.sin(), #r.cos())))
         }
+        Expr::MethodCall(m) if m.method == "split_at" && m.args.len() == 1 => {
+            let (r, k) = (&m.receiver, &m.args[0]);
+            Some(syn::parse_quote!((&#r[..#k], &#r[#k..])))
+        }
         _ => None,
     };
     let Expr::Tuple(values) = sin_cos.as_ref().unwrap_or(init) else {
@@ -265,11 +274,15 @@ fn in_place(f: &syn::ExprForLoop, n: usize) -> Option<Expr> {
         Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => (&*m.receiver, true),
         other => (other, false),
     };
-    let Expr::MethodCall(m) = call else { return None };
+    let Expr::MethodCall(m) = call else {
+        return None;
+    };
     if m.method != "iter_mut" || !m.args.is_empty() {
         return None;
     }
-    let Expr::Path(buf) = &*m.receiver else { return None };
+    let Expr::Path(buf) = &*m.receiver else {
+        return None;
+    };
     let buf = buf.path.get_ident()?.clone();
     let (index, elem) = match (&*f.pat, enumerate) {
         (Pat::Ident(v), false) => (None, v.ident.clone()),
@@ -285,7 +298,11 @@ fn in_place(f: &syn::ExprForLoop, n: usize) -> Option<Expr> {
     };
     let place: Expr = syn::parse_quote!(#buf[#k]);
     let mut body = f.body.clone();
-    let mut sub = Substitute { name: elem.to_string(), by: place, shadowed: false };
+    let mut sub = Substitute {
+        name: elem.to_string(),
+        by: place,
+        shadowed: false,
+    };
     sub.visit_block_mut(&mut body);
     if sub.shadowed {
         return None;
@@ -330,4 +347,307 @@ impl VisitMut for Substitute {
 
 fn is_name(e: &Expr, name: &str) -> bool {
     matches!(e, Expr::Path(p) if p.path.is_ident(name))
+}
+
+/// A view `let v = &x[a..b];`: what `v` stands for.
+struct View {
+    name: String,
+    arr: syn::Ident,
+    start: Option<Expr>,
+    end: Option<Expr>,
+}
+
+/// Rewrites the uses of each view of `stmts` in the statements after it and
+/// drops its `let`, unless something it names is bound or assigned again.
+fn views(mut stmts: Vec<Stmt>) -> Vec<Stmt> {
+    let mut k = 0;
+    while k < stmts.len() {
+        let Some(view) = view_of(&stmts[k]) else {
+            k += 1;
+            continue;
+        };
+        let mut rest: Vec<Stmt> = stmts[k + 1..].to_vec();
+        let mut sub = ViewSub {
+            view: &view,
+            bail: false,
+        };
+        for st in &mut rest {
+            sub.visit_stmt_mut(st);
+        }
+        if sub.bail {
+            k += 1;
+            continue;
+        }
+        stmts.truncate(k);
+        stmts.extend(rest);
+    }
+    stmts
+}
+
+fn view_of(st: &Stmt) -> Option<View> {
+    let Stmt::Local(l) = st else { return None };
+    let Pat::Ident(p) = &l.pat else { return None };
+    if p.mutability.is_some() || p.by_ref.is_some() {
+        return None;
+    }
+    let Expr::Reference(r) = super::strip(&l.init.as_ref()?.expr) else {
+        return None;
+    };
+    if r.mutability.is_some() {
+        return None;
+    }
+    let (arr, start, end) = match super::strip(&r.expr) {
+        Expr::Path(x) => (x.path.get_ident()?.clone(), None, None),
+        Expr::Index(ix) => {
+            let Expr::Path(x) = &*ix.expr else {
+                return None;
+            };
+            let Expr::Range(range) = super::strip(&ix.index) else {
+                return None;
+            };
+            if matches!(range.limits, syn::RangeLimits::Closed(_)) {
+                return None;
+            }
+            // `&x[0..b]` is `&x[..b]`: no `0 + i` to write.
+            let start = range.start.as_deref().filter(|a| {
+                !matches!(a, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "0")
+            });
+            (
+                x.path.get_ident()?.clone(),
+                start.cloned(),
+                range.end.as_deref().cloned(),
+            )
+        }
+        _ => return None,
+    };
+    Some(View {
+        name: p.ident.to_string(),
+        arr,
+        start,
+        end,
+    })
+}
+
+struct ViewSub<'a> {
+    view: &'a View,
+    bail: bool,
+}
+
+impl ViewSub<'_> {
+    /// The names the view depends on.
+    fn depends(&self) -> HashSet<String> {
+        let mut names = HashSet::new();
+        names.insert(self.view.name.clone());
+        names.insert(self.view.arr.to_string());
+        for e in self.view.start.iter().chain(&self.view.end) {
+            super::collect_expr_idents(e, &mut names);
+        }
+        names
+    }
+
+    /// `start + i`, or `i` for a view from the start.
+    fn offset(&self, i: &Expr) -> Expr {
+        match &self.view.start {
+            None => i.clone(),
+            Some(a) => {
+                let (a, i) = (operand(a), operand(i));
+                syn::parse_quote!(#a + #i)
+            }
+        }
+    }
+
+    /// `for e in v.iter() { .. }` (`for &e in v`, `for (i, e) in
+    /// v.iter().enumerate()`) as a loop over the view's indices, the element
+    /// read in place.
+    fn view_loop(&mut self, f: &syn::ExprForLoop) -> Option<Expr> {
+        let name = &self.view.name;
+        let (src, enumerate) = match &*f.expr {
+            Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
+                (&*m.receiver, true)
+            }
+            other => (other, false),
+        };
+        let src = match src {
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => &*m.receiver,
+            Expr::Reference(r) => &*r.expr,
+            other => other,
+        };
+        if !is_name(src, name) {
+            return None;
+        }
+        let (index, elem) = match (&*f.pat, enumerate) {
+            (p, false) => (None, p),
+            (Pat::Tuple(t), true) if t.elems.len() == 2 => (Some(&t.elems[0]), &t.elems[1]),
+            _ => return None,
+        };
+        let elem = match elem {
+            Pat::Ident(i) => i.ident.to_string(),
+            Pat::Reference(r) => match &*r.pat {
+                Pat::Ident(i) => i.ident.to_string(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let j = match index {
+            Some(Pat::Ident(i)) => i.ident.clone(),
+            _ => format_ident!("__gm_j{}", name),
+        };
+        let len_call: Expr = syn::parse_quote!(#src.len());
+        let mut len = len_call.clone();
+        self.visit_expr_mut(&mut len);
+        let place = {
+            let arr = &self.view.arr;
+            let i = self.offset(&syn::parse_quote!(#j));
+            syn::parse_quote!(#arr[#i])
+        };
+        let mut body = f.body.clone();
+        let mut sub = Substitute {
+            name: elem,
+            by: place,
+            shadowed: false,
+        };
+        sub.visit_block_mut(&mut body);
+        if sub.shadowed {
+            return None;
+        }
+        let label = &f.label;
+        let j_pat: Pat = match index {
+            Some(p @ Pat::Wild(_)) => p.clone(),
+            _ => syn::parse_quote!(#j),
+        };
+        Some(syn::parse_quote!(#label for #j_pat in 0..#len #body))
+    }
+
+    fn whole(&self) -> Expr {
+        let arr = &self.view.arr;
+        let (a, b) = (&self.view.start, &self.view.end);
+        match (a, b) {
+            (None, None) => syn::parse_quote!(#arr),
+            _ => syn::parse_quote!((&#arr[#a..#b])),
+        }
+    }
+}
+
+impl VisitMut for ViewSub<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.bail {
+            return;
+        }
+        let name = self.view.name.clone();
+        let arr = self.view.arr.clone();
+        if let Expr::ForLoop(f) = e {
+            if let Some(rewritten) = self.view_loop(f) {
+                *e = rewritten;
+                return self.visit_expr_mut(e);
+            }
+        }
+        match e {
+            Expr::Index(ix) if is_name(&ix.expr, &name) => {
+                self.visit_expr_mut(&mut ix.index);
+                if let Expr::Range(r) = super::strip(&ix.index) {
+                    if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                        self.bail = true;
+                        return;
+                    }
+                    let lo = match &r.start {
+                        Some(c) => Some(self.offset(c)),
+                        None => self.view.start.clone(),
+                    };
+                    let hi = match &r.end {
+                        Some(d) => Some(self.offset(d)),
+                        None => self.view.end.clone(),
+                    };
+                    *e = syn::parse_quote!(#arr[#lo..#hi]);
+                } else {
+                    let i = self.offset(&ix.index);
+                    *e = syn::parse_quote!(#arr[#i]);
+                }
+                return;
+            }
+            Expr::MethodCall(m)
+                if m.method == "len" && m.args.is_empty() && is_name(&m.receiver, &name) =>
+            {
+                *e = match (&self.view.start, &self.view.end) {
+                    (None, None) => syn::parse_quote!(#arr.len()),
+                    (None, Some(b)) => syn::parse_quote!((#b)),
+                    (Some(a), None) => {
+                        let a = operand(a);
+                        syn::parse_quote!((#arr.len() - #a))
+                    }
+                    (Some(a), Some(b)) => {
+                        let (a, b) = (operand(a), operand(b));
+                        syn::parse_quote!((#b - #a))
+                    }
+                };
+                return;
+            }
+            // `let r = &x; *r` reads `x` (a scalar too).
+            Expr::Unary(u)
+                if matches!(u.op, syn::UnOp::Deref(_))
+                    && is_name(&u.expr, &name)
+                    && self.view.start.is_none()
+                    && self.view.end.is_none() =>
+            {
+                *e = syn::parse_quote!(#arr);
+                return;
+            }
+            _ if is_name(e, &name) => {
+                *e = self.whole();
+                return;
+            }
+            Expr::Assign(a) => {
+                let mut names = HashSet::new();
+                super::collect_expr_idents(&a.left, &mut names);
+                self.bail |= !names.is_disjoint(&self.depends());
+            }
+            Expr::Binary(b) if is_compound(&b.op) => {
+                let mut names = HashSet::new();
+                super::collect_expr_idents(&b.left, &mut names);
+                self.bail |= !names.is_disjoint(&self.depends());
+            }
+            _ => {}
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        let mut names = HashSet::new();
+        pat_names(&l.pat, &mut names);
+        // The initialiser still sees the view; what follows would not.
+        if let Some(init) = &mut l.init {
+            self.visit_expr_mut(&mut init.expr);
+        }
+        self.bail |= !names.is_disjoint(&self.depends());
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+fn is_compound(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// `e` as an operand of `+`/`-`: parenthesised unless it is already primary.
+fn operand(e: &Expr) -> Expr {
+    match e {
+        Expr::Path(_)
+        | Expr::Lit(_)
+        | Expr::MethodCall(_)
+        | Expr::Call(_)
+        | Expr::Index(_)
+        | Expr::Field(_)
+        | Expr::Paren(_) => e.clone(),
+        _ => syn::parse_quote!((#e)),
+    }
 }
