@@ -124,6 +124,47 @@ fn reference_to_a_scalar(x: f64) -> f64 {
 #[test]
 fn a_reference_to_a_scalar_reads_it() {
     for x in [-0.5, 1.25] {
-        assert_eq!(reference_to_a_scalar_grad(x), (x * 2.0 + x.sin(), 2.0 + x.cos()));
+        assert_eq!(
+            reference_to_a_scalar_grad(x),
+            (x * 2.0 + x.sin(), 2.0 + x.cos())
+        );
     }
+}
+
+#[differentiate(tangent)]
+fn reductions_over_views(x: &[f64], w: &[f64], p: usize) -> f64 {
+    let mut total = 0.0;
+    for r in 0..x.len() / p {
+        let row = &x[r * p..(r + 1) * p];
+        let s: f64 = row.iter().sum();
+        let q = row.iter().map(|v| v * v).sum::<f64>();
+        let d = row.iter().zip(w).map(|(a, b)| a * b).sum::<f64>();
+        let m: f64 = row.iter().copied().product();
+        total += s + q + d * 0.5 + m;
+    }
+    total
+}
+
+#[test]
+fn reductions_over_views_of_a_differentiated_slice() {
+    let x = [0.5, -1.0, 2.0, 0.25, 1.5, -0.75];
+    let w = [0.3, -0.2, 1.1];
+    let p = 3;
+    let (value, (gx, gw)) = reductions_over_views_grad(&x, &w, p);
+    assert_bits("value", value, reductions_over_views(&x, &w, p));
+    let mut want_x = vec![0.0; 6];
+    let mut want_w = vec![0.0; 3];
+    for r in 0..2 {
+        let row = &x[r * p..(r + 1) * p];
+        let prod: f64 = row.iter().product();
+        for j in 0..p {
+            want_x[r * p + j] = 1.0 + 2.0 * row[j] + 0.5 * w[j] + prod / row[j];
+            want_w[j] += 0.5 * row[j];
+        }
+    }
+    assert_all_close("d/dx", &gx, &want_x, 1e-12, 1e-12);
+    assert_all_close("d/dw", &gw, &want_w, 1e-12, 1e-12);
+    let t = [1.0, 0.0, 0.0, 0.0, 0.0, -1.0];
+    let (_, dt) = reductions_over_views_tangent(&x, &w, p, &t, &[0.0; 3]);
+    assert_close("tangent", dt, want_x[0] - want_x[5], 1e-12, 1e-12);
 }

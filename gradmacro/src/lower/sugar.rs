@@ -492,9 +492,7 @@ impl ViewSub<'_> {
             Some(Pat::Ident(i)) => i.ident.clone(),
             _ => format_ident!("__gm_j{}", name),
         };
-        let len_call: Expr = syn::parse_quote!(#src.len());
-        let mut len = len_call.clone();
-        self.visit_expr_mut(&mut len);
+        let len = self.len();
         let place = {
             let arr = &self.view.arr;
             let i = self.offset(&syn::parse_quote!(#j));
@@ -516,6 +514,124 @@ impl ViewSub<'_> {
             _ => syn::parse_quote!(#j),
         };
         Some(syn::parse_quote!(#label for #j_pat in 0..#len #body))
+    }
+
+    /// Over the view's indices, as the range reductions the lowering reads:
+    /// `v.iter().sum()` is `(0..n).map(|j| x[a + j]).sum()`,
+    /// `v.iter().map(|e| ..)` is `(0..n).map(|j| ..)` with the element read
+    /// in place, and `v.iter().zip(w).map(|(e, u)| ..)` reads `w[j]` too.
+    fn view_reduction(&mut self, e: &Expr) -> Option<Expr> {
+        let Expr::MethodCall(m) = e else { return None };
+        let method = m.method.to_string();
+        let name = self.view.name.clone();
+        // `v.iter()` (`.copied()`, `.cloned()`) alone, the view's elements.
+        let elements = |r: &Expr| -> bool {
+            let r = match r {
+                Expr::MethodCall(c)
+                    if (c.method == "copied" || c.method == "cloned") && c.args.is_empty() =>
+                {
+                    &*c.receiver
+                }
+                other => other,
+            };
+            matches!(r, Expr::MethodCall(i) if i.method == "iter" && i.args.is_empty() && is_name(&i.receiver, &name))
+        };
+        let j = format_ident!("__gm_j{}", name);
+        if !matches!(method.as_str(), "sum" | "product" | "map") {
+            return None;
+        }
+        let len = self.len();
+        let arr = self.view.arr.clone();
+        let at = self.offset(&syn::parse_quote!(#j));
+        let elem: Expr = syn::parse_quote!(#arr[#at]);
+        match method.as_str() {
+            "sum" | "product" if m.args.is_empty() && elements(&m.receiver) => {
+                let turbofish = &m.turbofish;
+                let method = &m.method;
+                Some(syn::parse_quote!((0..#len).map(|#j| #elem).#method #turbofish()))
+            }
+            "map" if m.args.len() == 1 => {
+                let Expr::Closure(c) = &m.args[0] else {
+                    return None;
+                };
+                if c.inputs.len() != 1 {
+                    return None;
+                }
+                let mut body = (*c.body).clone();
+                let subst = |body: &mut Expr, pat: &Pat, by: Expr| -> bool {
+                    let name = match pat {
+                        Pat::Ident(i) => i.ident.to_string(),
+                        Pat::Reference(r) => match &*r.pat {
+                            Pat::Ident(i) => i.ident.to_string(),
+                            _ => return false,
+                        },
+                        Pat::Type(t) => match &*t.pat {
+                            Pat::Ident(i) => i.ident.to_string(),
+                            _ => return false,
+                        },
+                        _ => return false,
+                    };
+                    let mut sub = Substitute {
+                        name,
+                        by,
+                        shadowed: false,
+                    };
+                    sub.visit_expr_mut(body);
+                    !sub.shadowed
+                };
+                if elements(&m.receiver) {
+                    if !subst(&mut body, &c.inputs[0], elem) {
+                        return None;
+                    }
+                } else {
+                    // `v.iter().zip(w)` / `.zip(w.iter())` / `.zip(&w)`.
+                    let Expr::MethodCall(z) = &*m.receiver else {
+                        return None;
+                    };
+                    if z.method != "zip" || z.args.len() != 1 || !elements(&z.receiver) {
+                        return None;
+                    }
+                    let partner = match &z.args[0] {
+                        Expr::MethodCall(i) if i.method == "iter" && i.args.is_empty() => {
+                            &*i.receiver
+                        }
+                        Expr::Reference(r) => &*r.expr,
+                        other => other,
+                    };
+                    let Expr::Path(_) = partner else { return None };
+                    let Pat::Tuple(t) = &c.inputs[0] else {
+                        return None;
+                    };
+                    if t.elems.len() != 2 {
+                        return None;
+                    }
+                    let other: Expr = syn::parse_quote!(#partner[#j]);
+                    if !subst(&mut body, &t.elems[0], elem) || !subst(&mut body, &t.elems[1], other)
+                    {
+                        return None;
+                    }
+                }
+                Some(syn::parse_quote!((0..#len).map(|#j| #body)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The view's length.
+    fn len(&self) -> Expr {
+        let arr = &self.view.arr;
+        match (&self.view.start, &self.view.end) {
+            (None, None) => syn::parse_quote!(#arr.len()),
+            (None, Some(b)) => syn::parse_quote!((#b)),
+            (Some(a), None) => {
+                let a = operand(a);
+                syn::parse_quote!((#arr.len() - #a))
+            }
+            (Some(a), Some(b)) => {
+                let (a, b) = (operand(a), operand(b));
+                syn::parse_quote!((#b - #a))
+            }
+        }
     }
 
     fn whole(&self) -> Expr {
@@ -540,6 +656,10 @@ impl VisitMut for ViewSub<'_> {
                 *e = rewritten;
                 return self.visit_expr_mut(e);
             }
+        }
+        if let Some(rewritten) = self.view_reduction(e) {
+            *e = rewritten;
+            return self.visit_expr_mut(e);
         }
         match e {
             Expr::Index(ix) if is_name(&ix.expr, &name) => {
@@ -567,18 +687,7 @@ impl VisitMut for ViewSub<'_> {
             Expr::MethodCall(m)
                 if m.method == "len" && m.args.is_empty() && is_name(&m.receiver, &name) =>
             {
-                *e = match (&self.view.start, &self.view.end) {
-                    (None, None) => syn::parse_quote!(#arr.len()),
-                    (None, Some(b)) => syn::parse_quote!((#b)),
-                    (Some(a), None) => {
-                        let a = operand(a);
-                        syn::parse_quote!((#arr.len() - #a))
-                    }
-                    (Some(a), Some(b)) => {
-                        let (a, b) = (operand(a), operand(b));
-                        syn::parse_quote!((#b - #a))
-                    }
-                };
+                *e = self.len();
                 return;
             }
             // `let r = &x; *r` reads `x` (a scalar too).
