@@ -33,6 +33,20 @@ pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let usage =
+        "`#[custom_adjoint]` applies to a function `fn f_adjoint(x: f64, ..., d_out: f64) -> ...`";
+    hand_written_rule(attr, item, usage, pullback)
+}
+
+/// The frame of `#[custom_adjoint(f)]` and `#[custom_tangent(f)]`: reads the
+/// target `f` (`f` or `for = f`) and the rule, and emits the rule with what
+/// `generate` makes of it, or with its errors.
+pub(crate) fn hand_written_rule(
+    attr: TokenStream,
+    item: TokenStream,
+    usage: &str,
+    generate: impl FnOnce(&syn::Path, &syn::ItemFn, &mut Ctxt) -> TokenStream,
+) -> TokenStream {
     let target = match syn::parse2::<Target>(attr) {
         Ok(t) => t.0,
         Err(e) => {
@@ -43,12 +57,12 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let e = syn::Error::new_spanned(&item, "`#[custom_adjoint]` applies to a function `fn f_adjoint(x: f64, ..., d_out: f64) -> ...`").to_compile_error();
+            let e = syn::Error::new_spanned(&item, usage).to_compile_error();
             return quote!(#item #e);
         }
     };
     let mut cx = Ctxt::default();
-    let generated = pullback(&target, &f, &mut cx);
+    let generated = generate(&target, &f, &mut cx);
     if cx.has_errors() {
         let errors = cx.into_compile_errors();
         return quote!(#f #errors);

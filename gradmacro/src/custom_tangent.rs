@@ -12,27 +12,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 pub fn custom_tangent(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let target: syn::Path = match syn::parse2(attr) {
-        Ok(t) => t,
-        Err(e) => {
-            let e = e.to_compile_error();
-            return quote!(#item #e);
-        }
-    };
-    let f: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => {
-            let e = syn::Error::new_spanned(&item, "`#[custom_tangent]` applies to a function `fn rule(x: f64, ..., t_x: f64, ...) -> (f64, f64)`").to_compile_error();
-            return quote!(#item #e);
-        }
-    };
-    let mut cx = Ctxt::default();
-    let generated = pushforward(&target, &f, &mut cx);
-    if cx.has_errors() {
-        let errors = cx.into_compile_errors();
-        return quote!(#f #errors);
-    }
-    quote!(#f #generated)
+    let usage = "`#[custom_tangent]` applies to a function `fn rule(x: f64, ..., t_x: f64, ...) -> (f64, f64)`";
+    crate::custom::hand_written_rule(attr, item, usage, pushforward)
 }
 
 /// A parameter of the rule: its name, type and float shape (`None`: passive).
@@ -104,16 +85,7 @@ fn pushforward(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStrea
         if shape.is_array() {
             slots.push(quote!(#t: ::core::option::Option<&[#ty]>));
             let zeros = fresh.fresh(&format!("{t}_zeros"));
-            bind.push(quote! {
-                let #zeros: ::std::vec::Vec<#ty>;
-                let #t: &[#ty] = match #t {
-                    ::core::option::Option::Some(t) => t,
-                    ::core::option::Option::None => {
-                        #zeros = ::std::vec![0.0; #x.len()];
-                        &#zeros
-                    }
-                };
-            });
+            bind.push(crate::emit::zeros_for_none(&t, &zeros, x, &ty));
         } else {
             slots.push(quote!(#t: #ty));
         }

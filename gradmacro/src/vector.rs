@@ -144,16 +144,7 @@ fn for_callers(
         if p.shape.is_array() {
             t_slots.push(quote!(#t: ::core::option::Option<&[#ty]>));
             let zeros = n.fresh(&format!("{t}_zeros"));
-            bind.push(quote! {
-                let #zeros: ::std::vec::Vec<#ty>;
-                let #t: &[#ty] = match #t {
-                    ::core::option::Option::Some(t) => t,
-                    ::core::option::Option::None => {
-                        #zeros = ::std::vec![0.0; #x.len()];
-                        &#zeros
-                    }
-                };
-            });
+            bind.push(crate::emit::zeros_for_none(&t, &zeros, x, &ty));
         } else {
             t_slots.push(quote!(#t: #ty));
         }

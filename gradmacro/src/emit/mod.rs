@@ -8,6 +8,7 @@ mod reverse;
 mod tangent;
 mod wrappers;
 
+pub(crate) use tangent::zeros_for_none;
 pub(crate) use wrappers::{doc_link, entry_ty, float_ty, slot_ty};
 
 use crate::analysis::{analyze, Analysis};

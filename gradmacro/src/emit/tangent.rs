@@ -714,16 +714,7 @@ pub(super) fn tangent_wrappers(
         }
         if p.shape.is_array() {
             let zeros = pf.fresh(&format!("{d}_zeros"));
-            bind.push(quote! {
-                let #zeros: ::std::vec::Vec<#ty>;
-                let #d: &[#ty] = match #d {
-                    ::core::option::Option::Some(t) => t,
-                    ::core::option::Option::None => {
-                        #zeros = ::std::vec![0.0; #x.len()];
-                        &#zeros
-                    }
-                };
-            });
+            bind.push(zeros_for_none(&d, &zeros, x, &ty));
         }
         pf_args.push(quote!(#d));
     }
@@ -821,4 +812,19 @@ fn plain_vec(tokens: TokenStream) -> TokenStream {
         i += 1;
     }
     out.into_iter().collect()
+}
+
+/// Binds `t: &[ty]` from a slot `t: Option<&[ty]>`, zeros (as long as `x`)
+/// for `None`: a caller without a tangent for that argument.
+pub(crate) fn zeros_for_none(t: &Ident, zeros: &Ident, x: &Ident, ty: &TokenStream) -> TokenStream {
+    quote! {
+        let #zeros: ::std::vec::Vec<#ty>;
+        let #t: &[#ty] = match #t {
+            ::core::option::Option::Some(t) => t,
+            ::core::option::Option::None => {
+                #zeros = ::std::vec![0.0; #x.len()];
+                &#zeros
+            }
+        };
+    }
 }

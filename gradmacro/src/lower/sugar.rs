@@ -709,7 +709,7 @@ impl VisitMut for ViewSub<'_> {
                 super::collect_expr_idents(&a.left, &mut names);
                 self.bail |= !names.is_disjoint(&self.depends());
             }
-            Expr::Binary(b) if is_compound(&b.op) => {
+            Expr::Binary(b) if super::rename::is_compound_assign(&b.op) => {
                 let mut names = HashSet::new();
                 super::collect_expr_idents(&b.left, &mut names);
                 self.bail |= !names.is_disjoint(&self.depends());
@@ -728,23 +728,6 @@ impl VisitMut for ViewSub<'_> {
         self.bail |= !names.is_disjoint(&self.depends());
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-fn is_compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
 
 /// `e` as an operand of `+`/`-`: parenthesised unless it is already primary.
