@@ -285,3 +285,29 @@ fn in_place_iteration() {
         assert_close("tangent", t, gx, 1e-12, 1e-12);
     }
 }
+
+/// Shrunk from the differential test: a tuple `let` inside `vec![..]`.
+#[differentiate]
+fn tuple_in_vec(w: &[f64]) -> f64 {
+    let cells = vec![
+        1.0,
+        1.0,
+        {
+            let (a,): (f64,) = (1.0,);
+            w[0] - a
+        },
+        match w.len() {
+            3 => w[1],
+            _ => 0.0,
+        },
+    ];
+    cells.iter().sum::<f64>()
+}
+
+#[test]
+fn sugar_inside_vec_macros() {
+    assert_eq!(
+        tuple_in_vec_grad(&[2.0, 3.0, 4.0]),
+        (6.0, vec![1.0, 1.0, 0.0])
+    );
+}

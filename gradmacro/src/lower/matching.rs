@@ -37,6 +37,10 @@ impl VisitMut for Desugar {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         // Inner matches first: the tests built below are not visited again.
         syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Macro(m) = e {
+            super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
+            return;
+        }
         if let Expr::Match(m) = e {
             // Reported: a placeholder keeps the lowering from reporting it again.
             *e = self.chain(m).unwrap_or_else(|| syn::parse_quote!(0.0));

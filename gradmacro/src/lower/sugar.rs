@@ -111,6 +111,10 @@ impl VisitMut for Sugar {
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         syn::visit_mut::visit_expr_mut(self, e);
+        if let Expr::Macro(m) = e {
+            in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
+            return;
+        }
         if let Expr::ForLoop(f) = e {
             self.loops += 1;
             if let Some(indexed) = in_place(f, self.loops) {
@@ -741,5 +745,31 @@ fn operand(e: &Expr) -> Expr {
         | Expr::Field(_)
         | Expr::Paren(_) => e.clone(),
         _ => syn::parse_quote!((#e)),
+    }
+}
+
+/// Applies `f` to the expressions inside `vec![a, b]` or `vec![a; n]`, whose
+/// tokens syn leaves unparsed (the lowering reads them as expressions).
+pub(crate) fn in_vec_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
+    if !m.path.is_ident("vec") {
+        return;
+    }
+    let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
+        let value: Expr = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        Ok((value, input.parse()?))
+    };
+    if let Ok((mut value, mut n)) = syn::parse::Parser::parse2(repeat, m.tokens.clone()) {
+        f(&mut value);
+        f(&mut n);
+        m.tokens = quote!(#value; #n);
+        return;
+    }
+    let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    if let Ok(mut items) = syn::parse::Parser::parse2(list, m.tokens.clone()) {
+        for item in items.iter_mut() {
+            f(item);
+        }
+        m.tokens = quote!(#items);
     }
 }
