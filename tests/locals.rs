@@ -288,6 +288,7 @@ fn in_place_iteration() {
 
 /// Shrunk from the differential test: a tuple `let` inside `vec![..]`.
 #[differentiate]
+#[allow(clippy::useless_vec)]
 fn tuple_in_vec(w: &[f64]) -> f64 {
     let cells = vec![
         1.0,
