@@ -1136,3 +1136,51 @@ fn shrunk_programs() {
         failures.join("\n\n")
     );
 }
+
+/// A value defined by a reduction and overwritten by a constant on a branch:
+/// the overwrite must clear its adjoint, or the array receives the adjoint of
+/// a value that no longer reaches the output (program 21279 of the
+/// differential test; wrong gradient: -1 for every element instead of 0).
+#[differentiate]
+fn reduction_then_overwritten(w: [f64; 3], mut x: f64, flag: bool) -> f64 {
+    let mut e = w.iter().sum::<f64>();
+    if flag {
+        e = 1.0;
+    }
+    x -= e;
+    x
+}
+
+#[test]
+fn an_overwrite_clears_the_adjoint_of_a_reduction() {
+    let w = [0.5, -1.0, 2.0];
+    assert_eq!(
+        reduction_then_overwritten_grad(w, 1.0, true).1,
+        ([0.0; 3], 1.0)
+    );
+    assert_eq!(
+        reduction_then_overwritten_grad(w, 1.0, false).1,
+        ([-1.0; 3], 1.0)
+    );
+}
+
+/// Second derivatives of a function whose branch only moves the value: the
+/// Hessian's core drops the branch and must not warn about the value its
+/// condition reads (program 21556, under `-D warnings`).
+#[differentiate(tangent, hessian)]
+fn branch_on_a_constant_value(mut x: f64) -> f64 {
+    let mk_r = || 1.0_f64.powf(1.0);
+    let r: f64 = mk_r();
+    if r <= 0.05 {
+        x += 0.36;
+    }
+    x
+}
+
+#[test]
+fn a_branch_that_only_moves_the_value() {
+    assert_eq!(
+        branch_on_a_constant_value_hessian(1.5),
+        (1.5, vec![1.0], vec![vec![0.0]])
+    );
+}

@@ -428,7 +428,10 @@ pub fn analyze(f: &Func) -> Analysis {
             writers[st.dst.0] += usize::from(a.contributes(st));
         }
         Stmt::Assign(p) => restored[p.dst.0] |= a.saves_at(f, p.dst, p.write, write_key(s)),
-        Stmt::Reduce(r) => restored[r.dst.0] |= a.saves_at(f, r.dst, r.write, write_key(s)),
+        Stmt::Reduce(r) => {
+            restored[r.dst.0] |= a.saves_at(f, r.dst, r.write, write_key(s));
+            writers[r.dst.0] += usize::from(a.adj[r.arr.0]);
+        }
         Stmt::Call(c) => {
             restored[c.dst.0] |= a.saves_at(f, c.dst, c.write, write_key(s));
             writers[c.dst.0] += 1;
