@@ -29,6 +29,36 @@
 //! unless `#[differentiate(wrt(a, b))]` names a subset; integer and `bool`
 //! parameters are constants.
 //!
+//! # Forward mode, Hessians, vector outputs
+//!
+//! The flags `tangent` and `hessian` add `f_tangent` (value and directional
+//! derivative: one tangent per differentiable parameter, after the
+//! arguments), `f_hvp` and `f_hessian` (value, gradient and Hessian-vector
+//! product or Hessian, over the differentiable parameters flattened in
+//! order). A function returning `[f64; M]` or `Vec<f64>` gets `f_jacobian`
+//! (rows are outputs), and `f_adjoint(.., d_out: &[f64])` gives `Jᵀ·d_out`:
+//!
+//! ```
+//! use gradmacro::differentiate;
+//!
+//! #[differentiate(tangent, hessian)]
+//! fn g(x: f64, y: f64) -> f64 {
+//!     x * x * y + y.sin()
+//! }
+//!
+//! #[differentiate]
+//! fn polar(r: f64, theta: f64) -> [f64; 2] {
+//!     [r * theta.cos(), r * theta.sin()]
+//! }
+//!
+//! assert_eq!(g_tangent(1.5, 0.5, 1.0, 0.0), (g(1.5, 0.5), 1.5));
+//! let (_, grad, h) = g_hessian(1.5, 0.5);
+//! assert_eq!(grad[0], 1.5);
+//! assert_eq!(h[0], vec![1.0, 3.0]);
+//! let (_, jac) = polar_jacobian(2.0, 0.0);
+//! assert_eq!(jac, vec![vec![1.0, 0.0], vec![0.0, 2.0]]);
+//! ```
+//!
 //! # Checking the gradient at given points
 //!
 //! Each `check(...)` names a value for every parameter, constants included
