@@ -497,25 +497,10 @@ impl Emitter<'_> {
         if self.dot_program {
             return self.dot_call(c, t);
         }
-        let slots: Vec<TokenStream> = c
-            .args
-            .iter()
-            .map(|a| match &a.share {
-                Share::Scalar(op) => t
-                    .operand(self, op)
-                    .unwrap_or_else(|| quote!(::core::default::Default::default())),
-                Share::Array(v) if t.need[v.0] => {
-                    let d = t.dot(self, *v);
-                    quote!(::core::option::Option::Some(&#d[..]))
-                }
-                Share::Slice(v, range) if t.need[v.0] => {
-                    let d = t.dot(self, *v);
-                    let r = &range.tokens;
-                    quote!(::core::option::Option::Some(&#d[#r]))
-                }
-                _ => quote!(::core::default::Default::default()),
-            })
-            .collect();
+        let slots = self.call_tangents(c, t, |d, range| match range {
+            Some(r) => quote!(::core::option::Option::Some(&#d[#r])),
+            None => quote!(::core::option::Option::Some(&#d[..])),
+        });
         let pushforward = &c.pushforward;
         let call = quote!(#pushforward(#(#args,)* #(#slots),*));
         let dst = self.var(c.dst);
@@ -534,6 +519,33 @@ impl Emitter<'_> {
 }
 
 impl Emitter<'_> {
+    /// Each argument's tangent for a call: a scalar's or element's tangent,
+    /// `wrap(t_w, range)` for an array or a part of one, `Default::default()`
+    /// (zero, `()`, `None` or an empty slice) where there is none.
+    fn call_tangents(
+        &mut self,
+        c: &Call,
+        t: &mut Tangents,
+        wrap: impl Fn(&Ident, Option<&TokenStream>) -> TokenStream,
+    ) -> Vec<TokenStream> {
+        let none = quote!(::core::default::Default::default());
+        c.args
+            .iter()
+            .map(|a| match &a.share {
+                Share::Scalar(op) => t.operand(self, op).unwrap_or_else(|| none.clone()),
+                Share::Array(v) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    wrap(&d, None)
+                }
+                Share::Slice(v, range) if t.need[v.0] => {
+                    let d = t.dot(self, *v);
+                    wrap(&d, Some(&range.tokens))
+                }
+                _ => none.clone(),
+            })
+            .collect()
+    }
+
     /// In the tangent program: `dst = g(args); t_dst = g_dot(args, tangents)`,
     /// two calls of differentiated functions, as the lowering reads them. A
     /// tangent that is zero (or an argument that has none) is
@@ -542,25 +554,10 @@ impl Emitter<'_> {
     fn dot_call(&mut self, c: &Call, t: &mut Tangents) -> TokenStream {
         let (func, dot) = (&c.func, &c.dot);
         let args: Vec<TokenStream> = c.args.iter().map(|a| a.value.tokens.clone()).collect();
-        let tangents: Vec<TokenStream> = c
-            .args
-            .iter()
-            .map(|a| match &a.share {
-                Share::Scalar(op) => t
-                    .operand(self, op)
-                    .unwrap_or_else(|| quote!(::core::default::Default::default())),
-                Share::Array(v) if t.need[v.0] => {
-                    let d = t.dot(self, *v);
-                    quote!(&#d)
-                }
-                Share::Slice(v, range) if t.need[v.0] => {
-                    let d = t.dot(self, *v);
-                    let r = &range.tokens;
-                    quote!(&#d[#r])
-                }
-                _ => quote!(::core::default::Default::default()),
-            })
-            .collect();
+        let tangents = self.call_tangents(c, t, |d, range| match range {
+            Some(r) => quote!(&#d[#r]),
+            None => quote!(&#d),
+        });
         let set = self.assign(c.dst, c.write, quote!(), quote!(#func(#(#args),*)));
         let set_dot = self.assign_dot(c.dst, c.write, quote!(#dot(#(#args,)* #(#tangents),*)), t);
         quote!(#set #set_dot)

@@ -301,9 +301,23 @@ fn in_place(f: &syn::ExprForLoop, n: usize) -> Option<Expr> {
         _ => format_ident!("__gm_k{}", n),
     };
     let place: Expr = syn::parse_quote!(#buf[#k]);
+    let len: Expr = syn::parse_quote!(#buf.len());
+    indexed_loop(f, index.as_ref(), &k, &len, elem.to_string(), place)
+}
+
+/// `f` as `for k in 0..len { body }`, the element's name in its body read
+/// as `place`; `None` if the body binds that name again.
+fn indexed_loop(
+    f: &syn::ExprForLoop,
+    index: Option<&Pat>,
+    k: &syn::Ident,
+    len: &Expr,
+    elem: String,
+    place: Expr,
+) -> Option<Expr> {
     let mut body = f.body.clone();
     let mut sub = Substitute {
-        name: elem.to_string(),
+        name: elem,
         by: place,
         shadowed: false,
     };
@@ -313,10 +327,10 @@ fn in_place(f: &syn::ExprForLoop, n: usize) -> Option<Expr> {
     }
     let label = &f.label;
     let k_pat: Pat = match index {
-        Some(p @ Pat::Wild(_)) => p,
+        Some(p @ Pat::Wild(_)) => p.clone(),
         _ => syn::parse_quote!(#k),
     };
-    Some(syn::parse_quote!(#label for #k_pat in 0..#buf.len() #body))
+    Some(syn::parse_quote!(#label for #k_pat in 0..#len #body))
 }
 
 /// Replaces `*name` and `name` by a place, unless a `let` binds `name` again.
@@ -502,22 +516,7 @@ impl ViewSub<'_> {
             let i = self.offset(&syn::parse_quote!(#j));
             syn::parse_quote!(#arr[#i])
         };
-        let mut body = f.body.clone();
-        let mut sub = Substitute {
-            name: elem,
-            by: place,
-            shadowed: false,
-        };
-        sub.visit_block_mut(&mut body);
-        if sub.shadowed {
-            return None;
-        }
-        let label = &f.label;
-        let j_pat: Pat = match index {
-            Some(p @ Pat::Wild(_)) => p.clone(),
-            _ => syn::parse_quote!(#j),
-        };
-        Some(syn::parse_quote!(#label for #j_pat in 0..#len #body))
+        indexed_loop(f, index, &j, &len, elem, place)
     }
 
     /// Over the view's indices, as the range reductions the lowering reads:
