@@ -168,3 +168,37 @@ fn reductions_over_views_of_a_differentiated_slice() {
     let (_, dt) = reductions_over_views_tangent(&x, &w, p, &t, &[0.0; 3]);
     assert_close("tangent", dt, want_x[0] - want_x[5], 1e-12, 1e-12);
 }
+
+/// A dense tanh layer: a view of each row, and a store into another array
+/// indexed by the same loop variable the view's range reads (`h[j] = ..`
+/// writes `h`, not `j`).
+#[differentiate(wrt(w, b))]
+fn layer_rows(w: &[f64], b: &[f64], x: &[f64], n: usize) -> f64 {
+    let mut h = vec![0.0; b.len()];
+    for j in 0..b.len() {
+        let row = &w[j * n..(j + 1) * n];
+        let s: f64 = row.iter().zip(x).map(|(wji, xi)| wji * xi).sum::<f64>();
+        h[j] = (s + b[j]).tanh();
+    }
+    h.iter().sum::<f64>()
+}
+
+#[test]
+fn a_view_beside_a_store_indexed_by_its_loop_variable() {
+    let (w, b, x, n) = (
+        [0.5, -1.0, 0.25, 2.0, -0.5, 1.0],
+        [0.1, -0.2],
+        [1.5, -0.5, 0.75],
+        3,
+    );
+    let (value, (gw, gb)) = layer_rows_grad(&w, &b, &x, n);
+    assert_bits("value", value, layer_rows(&w, &b, &x, n));
+    for j in 0..2 {
+        let s: f64 = (0..n).map(|i| w[j * n + i] * x[i]).sum::<f64>() + b[j];
+        let ds = 1.0 - s.tanh() * s.tanh();
+        assert_close("d/db", gb[j], ds, 1e-12, 1e-12);
+        for i in 0..n {
+            assert_close("d/dw", gw[j * n + i], ds * x[i], 1e-12, 1e-12);
+        }
+    }
+}

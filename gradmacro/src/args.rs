@@ -20,6 +20,8 @@ pub struct Args {
     pub hessian: bool,
     /// The `hessian` keyword, where an error about it points.
     pub hessian_flag: Option<Ident>,
+    /// The `tangent` keyword, likewise.
+    pub tangent_flag: Option<Ident>,
 }
 
 /// `check(x = 1.5, w = [1.0, -2.0], n = 3)`: a value for every parameter.
@@ -58,6 +60,8 @@ impl Parse for Args {
                 *flag = true;
                 if key == "hessian" {
                     args.hessian_flag = Some(key.clone());
+                } else {
+                    args.tangent_flag = Some(key.clone());
                 }
             } else if key == "wrt" {
                 if args.wrt.is_some() {
@@ -67,7 +71,12 @@ impl Parse for Args {
                     ));
                 }
                 syn::parenthesized!(content in input);
-                let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                // `self` too, for a method differentiated with respect to its
+                // receiver.
+                let names = Punctuated::<Ident, Token![,]>::parse_terminated_with(
+                    &content,
+                    syn::ext::IdentExt::parse_any,
+                )?;
                 if names.is_empty() {
                     return Err(syn::Error::new(
                         key.span(),

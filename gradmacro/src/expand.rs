@@ -50,6 +50,15 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         };
     }
+    if crate::structs::wanted(&f, &args) {
+        return match crate::structs::expand(&f, &args, &mut cx) {
+            Some(g) if !cx.has_errors() => quote!(#f #g),
+            _ => {
+                let errors = cx.into_compile_errors();
+                quote!(#f #errors)
+            }
+        };
+    }
     let sig = signature::check(&f.sig, &args, &mut cx);
     let lowered = match &sig {
         Some(sig) if !cx.has_errors() => lower_until_stable(&f, sig, &mut cx),

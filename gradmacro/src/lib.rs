@@ -104,6 +104,7 @@ mod checks;
 mod ctxt;
 mod custom;
 mod custom_tangent;
+mod derive;
 mod emit;
 mod expand;
 #[cfg(test)]
@@ -114,6 +115,7 @@ mod lower;
 mod names;
 mod rules;
 mod signature;
+mod structs;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
@@ -253,4 +255,43 @@ pub fn custom_adjoint(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn custom_tangent(attr: TokenStream, item: TokenStream) -> TokenStream {
     custom_tangent::custom_tangent(attr.into(), item.into()).into()
+}
+
+/// Lets a struct be differentiated: named in `wrt(..)` of a function taking
+/// it, or as `wrt(self)` of its methods. The gradient is a value of the same
+/// type: each float field (`f64`, `[f64; N]`, `Vec<f64>`, or a nested struct
+/// that derives `Differentiable` too) holds the derivative with respect to
+/// that field; integer and `bool` fields are copies of the input's.
+///
+/// ```
+/// use gradmacro::{differentiate, Differentiable};
+///
+/// #[derive(Differentiable)]
+/// pub struct Line {
+///     pub w: Vec<f64>,
+///     pub b: f64,
+///     pub n: usize,
+/// }
+///
+/// impl Line {
+///     /// Squared error of the prediction `w · x + b` against `y`.
+///     #[differentiate(wrt(self))]
+///     pub fn loss(&self, x: &[f64], y: f64) -> f64 {
+///         let mut p = self.b;
+///         for i in 0..self.n {
+///             p += self.w[i] * x[i];
+///         }
+///         (p - y) * (p - y)
+///     }
+/// }
+///
+/// let line = Line { w: vec![2.0, -1.0], b: 0.5, n: 2 };
+/// let (loss, g) = line.loss_grad(&[1.0, 3.0], 0.0);
+/// // p = 2 - 3 + 0.5 = -0.5: loss = 0.25, dloss/dp = -1
+/// assert_eq!(loss, 0.25);
+/// assert_eq!((g.w, g.b, g.n), (vec![-1.0, -3.0], -1.0, 2));
+/// ```
+#[proc_macro_derive(Differentiable)]
+pub fn derive_differentiable(item: TokenStream) -> TokenStream {
+    derive::derive(item.into()).into()
 }

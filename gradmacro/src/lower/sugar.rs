@@ -708,14 +708,10 @@ impl VisitMut for ViewSub<'_> {
                 return;
             }
             Expr::Assign(a) => {
-                let mut names = HashSet::new();
-                super::collect_expr_idents(&a.left, &mut names);
-                self.bail |= !names.is_disjoint(&self.depends());
+                self.bail |= assigned(&a.left).is_some_and(|n| self.depends().contains(&n));
             }
             Expr::Binary(b) if super::rename::is_compound_assign(&b.op) => {
-                let mut names = HashSet::new();
-                super::collect_expr_idents(&b.left, &mut names);
-                self.bail |= !names.is_disjoint(&self.depends());
+                self.bail |= assigned(&b.left).is_some_and(|n| self.depends().contains(&n));
             }
             _ => {}
         }
@@ -731,6 +727,18 @@ impl VisitMut for ViewSub<'_> {
         self.bail |= !names.is_disjoint(&self.depends());
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The variable an assignment writes: `h` of `h[j] = ..` (its index `j`
+/// is only read).
+fn assigned(left: &Expr) -> Option<String> {
+    match super::strip(left) {
+        Expr::Index(ix) => assigned(&ix.expr),
+        Expr::Field(f) => assigned(&f.base),
+        Expr::Unary(u) => assigned(&u.expr),
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
 }
 
 /// `e` as an operand of `+`/`-`: parenthesised unless it is already primary.

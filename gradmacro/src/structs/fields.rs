@@ -1,0 +1,532 @@
+//! Which field paths of a differentiated struct the body reads as floats.
+//!
+//! The macro cannot see the struct's definition, only how the body uses each
+//! field path (`p.b`, `p.l1.w`, `self.n_in`): a path used where only an
+//! integer fits (a range bound, an index, arithmetic with an integer literal,
+//! an integer method, a `let` that ends up used so) is data; a path read only
+//! by conditions, casts and `.len()` is data too (its derivative there is
+//! zero); any other read is a float, differentiated. A wrong guess is never a
+//! wrong gradient: a float parameter given an integer fails to type-check,
+//! and a path taken for data but read as a value is checked to be an integer
+//! or `bool` (`witnesses`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use std::collections::{HashMap, HashSet};
+use syn::visit::{self, Visit};
+use syn::{BinOp, Expr, Lit};
+
+/// How one read of a field path uses it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Use {
+    /// Where only an integer fits.
+    Data,
+    /// As a value: arithmetic, an argument, a `let`, the result.
+    Value,
+    /// The operand of `as f64`/`as f32`.
+    FloatCast,
+    /// A whole argument of a call: a float or an integer, by the callee.
+    Arg,
+    /// Conditions, casts to integers, `.len()`: reads with no derivative.
+    Neutral,
+}
+
+/// A field path of a differentiated struct that the body reads.
+pub struct Leaf {
+    /// The struct: `self` or the parameter's name.
+    pub root: String,
+    pub path: Vec<syn::Ident>,
+    /// Read by index or as a slice (`p.w[i]`, `&p.w`, `p.w.iter()`).
+    pub array: bool,
+    /// Differentiated; else read as data from the struct.
+    pub float: bool,
+    /// Data that some read uses as a value: checked to be an integer.
+    pub needs_witness: bool,
+    /// The last field of its first read, where errors about it point.
+    pub span: Span,
+}
+
+impl Leaf {
+    /// `p.l1.w` as tokens, spanned at the user's field.
+    pub fn place(&self, root: &TokenStream) -> TokenStream {
+        let path = &self.path;
+        quote::quote_spanned!(self.span=> #root #(.#path)*)
+    }
+
+    pub fn dotted(&self) -> String {
+        let mut s = self.root.clone();
+        for p in &self.path {
+            s.push('.');
+            s.push_str(&p.to_string());
+        }
+        s
+    }
+}
+
+#[derive(Default)]
+struct Reads {
+    array: bool,
+    uses: HashSet<UseKey>,
+    span: Option<Span>,
+    /// The locals whose `let` this path's value flows into.
+    flows_into: HashSet<String>,
+}
+
+type UseKey = u8;
+
+fn key(u: Use) -> UseKey {
+    u as UseKey
+}
+
+struct Walker<'a> {
+    roots: &'a [String],
+    ctx: Use,
+    reads: HashMap<(String, Vec<String>), (Vec<syn::Ident>, Reads)>,
+    order: Vec<(String, Vec<String>)>,
+    /// Locals read where only an integer fits.
+    data_names: HashSet<String>,
+    /// For each local, the locals its `let` reads as values.
+    local_flows: HashMap<String, HashSet<String>>,
+    /// The local whose `let` initialiser is being read.
+    binding: Option<String>,
+    pub errors: Vec<(TokenStream, String)>,
+}
+
+/// `p.a.b` (named fields down to a root) as the root and the fields.
+fn chain<'e>(e: &'e Expr, roots: &[String]) -> Option<(String, Vec<&'e syn::Ident>)> {
+    let mut fields = Vec::new();
+    let mut cur = e;
+    loop {
+        match cur {
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(i) => {
+                    fields.push(i);
+                    cur = &f.base;
+                }
+                syn::Member::Unnamed(_) => return None,
+            },
+            Expr::Paren(p) => cur = &p.expr,
+            Expr::Group(g) => cur = &g.expr,
+            Expr::Path(p) if p.qself.is_none() => {
+                let root = p.path.get_ident()?.to_string();
+                if fields.is_empty() || !roots.contains(&root) {
+                    return None;
+                }
+                fields.reverse();
+                return Some((root, fields));
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn root_of(e: &Expr, roots: &[String]) -> Option<String> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => {
+            let r = p.path.get_ident()?.to_string();
+            roots.contains(&r).then_some(r)
+        }
+        Expr::Paren(p) => root_of(&p.expr, roots),
+        Expr::Reference(r) => root_of(&r.expr, roots),
+        _ => None,
+    }
+}
+
+fn int_literal(e: &Expr) -> bool {
+    match crate::lower::strip(e) {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => !matches!(i.suffix(), "f32" | "f64"),
+            _ => false,
+        },
+        Expr::Unary(u) => int_literal(&u.expr),
+        _ => false,
+    }
+}
+
+fn float_literal(e: &Expr) -> bool {
+    match crate::lower::strip(e) {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Float(_) => true,
+            Lit::Int(i) => matches!(i.suffix(), "f32" | "f64"),
+            _ => false,
+        },
+        Expr::Unary(u) => float_literal(&u.expr),
+        _ => false,
+    }
+}
+
+const ARRAY_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "to_vec",
+    "to_owned",
+    "clone",
+    "first",
+    "last",
+    "chunks",
+    "chunks_exact",
+    "windows",
+    "split_at",
+    "get",
+    "as_slice",
+];
+
+const INT_METHODS: &[&str] = &[
+    "pow",
+    "count_ones",
+    "count_zeros",
+    "leading_zeros",
+    "trailing_zeros",
+    "is_power_of_two",
+    "next_power_of_two",
+    "checked_add",
+    "checked_sub",
+    "checked_mul",
+    "checked_div",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "saturating_add",
+    "saturating_sub",
+    "saturating_mul",
+    "abs_diff",
+    "is_positive",
+    "is_negative",
+];
+
+fn is_int_type(ty: &syn::Type) -> bool {
+    let t = ty.to_token_stream().to_string();
+    [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "bool",
+    ]
+    .contains(&t.as_str())
+}
+
+fn is_float_type(ty: &syn::Type) -> bool {
+    crate::signature::float_name(ty).is_some()
+}
+
+impl Walker<'_> {
+    fn with<R>(&mut self, ctx: Use, f: impl FnOnce(&mut Self) -> R) -> R {
+        let old = std::mem::replace(&mut self.ctx, ctx);
+        let r = f(self);
+        self.ctx = old;
+        r
+    }
+
+    fn read(&mut self, root: String, fields: &[&syn::Ident], array: bool, u: Use) {
+        let names: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        let k = (root, names);
+        if !self.reads.contains_key(&k) {
+            self.order.push(k.clone());
+        }
+        let (_, r) = self.reads.entry(k).or_insert_with(|| {
+            (
+                fields.iter().map(|&f| f.clone()).collect(),
+                Reads::default(),
+            )
+        });
+        r.array |= array;
+        r.uses.insert(key(u));
+        r.span.get_or_insert(fields.last().expect("a field").span());
+        if u == Use::Value {
+            if let Some(b) = &self.binding {
+                r.flows_into.insert(b.clone());
+            }
+        }
+    }
+
+    fn local(&mut self, name: String) {
+        match self.ctx {
+            Use::Data => {
+                self.data_names.insert(name);
+            }
+            Use::Value => {
+                if let Some(b) = &self.binding {
+                    self.local_flows.entry(b.clone()).or_default().insert(name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn error(&mut self, tokens: impl ToTokens, msg: String) {
+        self.errors.push((tokens.to_token_stream(), msg));
+    }
+
+    /// An argument of a function or of a method the macro cannot see into.
+    fn arg(&mut self, a: &Expr) {
+        match chain(a, self.roots) {
+            Some((root, fields)) => self.read(root, &fields, false, Use::Arg),
+            None => self.with(Use::Value, |w| w.visit_expr(a)),
+        }
+    }
+
+    /// Expressions inside `vec![..]`, `assert!(..)` and the like.
+    fn macro_args(&mut self, tokens: &TokenStream) {
+        use syn::parse::Parser;
+        let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(args) = list.parse2(tokens.clone()) {
+            for a in &args {
+                self.with(Use::Value, |w| w.visit_expr(a));
+            }
+            return;
+        }
+        let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
+            let v: Expr = input.parse()?;
+            input.parse::<syn::Token![;]>()?;
+            Ok((v, input.parse()?))
+        };
+        if let Ok((v, n)) = repeat.parse2(tokens.clone()) {
+            self.with(Use::Value, |w| w.visit_expr(&v));
+            self.with(Use::Data, |w| w.visit_expr(&n));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if let Some((root, fields)) = chain(e, self.roots) {
+            let ctx = self.ctx;
+            self.read(root, &fields, false, ctx);
+            return;
+        }
+        if let Some(root) = root_of(e, self.roots) {
+            if matches!(e, Expr::Path(_) | Expr::Reference(_) | Expr::Paren(_)) {
+                let msg = format!("`{root}` is differentiated: read its fields here (`{root}.w[i]`, `{root}.b`); passing, copying or binding the whole struct is not supported: pass the fields a callee needs (`f(&{root}.w, ..)`)");
+                self.error(e, msg);
+                return;
+            }
+        }
+        if let Expr::Path(p) = e {
+            if let Some(i) = p.path.get_ident() {
+                self.local(i.to_string());
+            }
+        }
+        visit::visit_expr(self, e);
+    }
+
+    fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+        if let Some((root, fields)) = chain(&ix.expr, self.roots) {
+            let ctx = self.ctx;
+            self.read(root, &fields, true, ctx);
+        } else {
+            self.visit_expr(&ix.expr);
+        }
+        self.with(Use::Data, |w| w.visit_expr(&ix.index));
+    }
+
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if let Some((root, fields)) = chain(&r.expr, self.roots) {
+            let ctx = self.ctx;
+            self.read(root, &fields, true, ctx);
+        } else {
+            self.visit_expr(&r.expr);
+        }
+    }
+
+    fn visit_expr_range(&mut self, r: &'ast syn::ExprRange) {
+        self.with(Use::Data, |w| {
+            if let Some(s) = &r.start {
+                w.visit_expr(s);
+            }
+            if let Some(e) = &r.end {
+                w.visit_expr(e);
+            }
+        });
+    }
+
+    fn visit_expr_cast(&mut self, c: &'ast syn::ExprCast) {
+        let u = if is_float_type(&c.ty) {
+            Use::FloatCast
+        } else {
+            Use::Neutral
+        };
+        self.with(u, |w| w.visit_expr(&c.expr));
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        let comparison = matches!(
+            b.op,
+            BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::Eq(_) | BinOp::Ne(_)
+        );
+        let logic = matches!(b.op, BinOp::And(_) | BinOp::Or(_));
+        let u = if int_literal(&b.left) || int_literal(&b.right) {
+            Use::Data
+        } else if float_literal(&b.left) || float_literal(&b.right) {
+            Use::Value
+        } else if comparison || logic {
+            Use::Neutral
+        } else {
+            self.ctx
+        };
+        self.with(u, |w| {
+            w.visit_expr(&b.left);
+            w.visit_expr(&b.right);
+        });
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        self.with(Use::Neutral, |w| w.visit_expr(&i.cond));
+        self.with(Use::Value, |w| {
+            w.visit_block(&i.then_branch);
+            if let Some((_, e)) = &i.else_branch {
+                w.visit_expr(e);
+            }
+        });
+    }
+
+    fn visit_expr_while(&mut self, wh: &'ast syn::ExprWhile) {
+        self.with(Use::Neutral, |w| w.visit_expr(&wh.cond));
+        self.with(Use::Value, |w| w.visit_block(&wh.body));
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        self.with(Use::Neutral, |w| w.visit_expr(&m.expr));
+        for arm in &m.arms {
+            if let Some((_, g)) = &arm.guard {
+                self.with(Use::Neutral, |w| w.visit_expr(g));
+            }
+            self.with(Use::Value, |w| w.visit_expr(&arm.body));
+        }
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.visit_expr(&f.expr);
+        self.with(Use::Value, |w| w.visit_block(&f.body));
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        let literal_args = |pred: fn(&Expr) -> bool| m.args.iter().any(pred);
+        if let Some((root, fields)) = chain(&m.receiver, self.roots) {
+            let ctx = self.ctx;
+            if name == "len" || name == "is_empty" {
+                self.read(root, &fields, true, Use::Neutral);
+            } else if ARRAY_METHODS.contains(&name.as_str()) {
+                self.read(root, &fields, true, ctx);
+            } else if INT_METHODS.contains(&name.as_str()) || literal_args(int_literal) {
+                self.read(root, &fields, false, Use::Data);
+            } else if crate::rules::Prim::from_method(&name).is_some() {
+                self.read(root, &fields, false, Use::Value);
+            } else {
+                let path: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+                let msg = format!("`.{name}()` on `{root}.{}`, a field of a differentiated struct: the macro cannot see into it; read the field's values here, or call a differentiated function with them (`f(&{root}.{}, ..)`)", path.join("."), path.join("."));
+                self.error(&m.method, msg);
+            }
+        } else if let Some(root) = root_of(&m.receiver, self.roots) {
+            let msg = format!("`{root}.{name}(..)`: calling a method of `{root}`, which is differentiated, is not supported (its derivative with respect to `{root}`'s fields would be lost): compute it here, or call a function of the fields it reads (`f(&{root}.w, ..)`)");
+            self.error(&m.method, msg);
+            return;
+        } else {
+            self.visit_expr(&m.receiver);
+        }
+        let float_method = crate::rules::Prim::from_method(&name).is_some();
+        for a in &m.args {
+            match name.as_str() {
+                "powi" | "get" => self.with(Use::Data, |w| w.visit_expr(a)),
+                _ if float_method => self.with(Use::Value, |w| w.visit_expr(a)),
+                _ => self.arg(a),
+            }
+        }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        for a in &c.args {
+            self.arg(a);
+        }
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let (name, ty) = match &l.pat {
+            syn::Pat::Ident(p) => (Some(p.ident.to_string()), None),
+            syn::Pat::Type(t) => match &*t.pat {
+                syn::Pat::Ident(p) => (Some(p.ident.to_string()), Some(&*t.ty)),
+                _ => (None, Some(&*t.ty)),
+            },
+            _ => (None, None),
+        };
+        let u = match ty {
+            Some(t) if is_int_type(t) => Use::Data,
+            _ => Use::Value,
+        };
+        if let Some(init) = &l.init {
+            let old = std::mem::replace(&mut self.binding, name);
+            self.with(u, |w| w.visit_expr(&init.expr));
+            self.binding = old;
+            if let Some((_, e)) = &init.diverge {
+                self.with(Use::Value, |w| w.visit_expr(e));
+            }
+        }
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.macro_args(&m.tokens);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// The field paths of `roots` that `body` reads, classified, and the errors
+/// for reads that cannot be differentiated.
+pub fn leaves(body: &syn::Block, roots: &[String]) -> (Vec<Leaf>, Vec<(TokenStream, String)>) {
+    let mut w = Walker {
+        roots,
+        ctx: Use::Value,
+        reads: HashMap::new(),
+        order: Vec::new(),
+        data_names: HashSet::new(),
+        local_flows: HashMap::new(),
+        binding: None,
+        errors: Vec::new(),
+    };
+    w.visit_block(body);
+    // A local read where only an integer fits makes every local its `let`
+    // reads data too.
+    let mut data = w.data_names.clone();
+    loop {
+        let more: Vec<String> = data
+            .iter()
+            .filter_map(|d| w.local_flows.get(d))
+            .flatten()
+            .filter(|n| !data.contains(*n))
+            .cloned()
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        data.extend(more);
+    }
+    let mut out = Vec::new();
+    let mut errors = std::mem::take(&mut w.errors);
+    for k in &w.order {
+        let (path, r) = &w.reads[k];
+        let has = |u: Use| r.uses.contains(&key(u));
+        let is_data = has(Use::Data) || r.flows_into.iter().any(|n| data.contains(n));
+        let float = !is_data && has(Use::Value);
+        out.push(Leaf {
+            root: k.0.clone(),
+            path: path.clone(),
+            array: r.array,
+            float,
+            needs_witness: !float && (has(Use::Value) || has(Use::FloatCast) || has(Use::Arg)),
+            span: r.span.unwrap_or_else(Span::call_site),
+        });
+    }
+    // A path that another extends is a struct inside the struct.
+    for l in &out {
+        let nested = out.iter().any(|m| {
+            m.root == l.root && m.path.len() > l.path.len() && m.path.starts_with(&l.path)
+        });
+        if nested {
+            let name = l.dotted();
+            let at = l.path.last().expect("a field").to_token_stream();
+            errors.push((
+                at,
+                format!("`{name}` is a struct inside a differentiated struct: read its fields here (`{name}.w[i]`); passing or binding it whole is not supported"),
+            ));
+        }
+    }
+    (out, errors)
+}
