@@ -3,7 +3,7 @@
 
 use crate::structs::ZERO;
 use proc_macro2::{Ident, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Type};
 
@@ -45,11 +45,11 @@ const WHAT_FITS: &str = "a `Differentiable` struct holds `f64`/`f32` fields, arr
 
 /// The field's value in the gradient, or why the field cannot be there.
 fn zero_of(field: &Ident, ty: &Type) -> Result<TokenStream, String> {
-    let unsupported = |what: &str| Err(format!("{what}: {WHAT_FITS}"));
+    let unsupported = |what: &str| Err(format!("{what}; {WHAT_FITS}"));
     match ty {
         Type::Paren(p) => zero_of(field, &p.elem),
         Type::Group(g) => zero_of(field, &g.elem),
-        Type::Reference(_) => unsupported("a `Differentiable` struct cannot hold references: own the data (`Vec<f64>`, `[f64; N]`) or pass it to the function as a separate parameter; for"),
+        Type::Reference(_) => unsupported("references cannot be fields: own the data (`Vec<f64>`, `[f64; N]`), or pass it to the function as a separate parameter"),
         Type::Array(a) => match scalar(&a.elem) {
             Some("float") => {
                 let n = &a.len;
@@ -101,7 +101,12 @@ pub fn derive(input: TokenStream) -> TokenStream {
             return syn::Error::new_spanned(u.union_token, "`Differentiable` is derived for structs with named fields, not unions").to_compile_error()
         }
     };
-    if !item.generics.params.is_empty() {
+    let typed = item
+        .generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+    if typed {
         return syn::Error::new_spanned(&item.generics, "`Differentiable` cannot be derived for a generic struct yet: write the struct for `f64` (or `f32`)").to_compile_error();
     }
     let mut errors = TokenStream::new();
@@ -121,9 +126,9 @@ pub fn derive(input: TokenStream) -> TokenStream {
     }
     let zero = Ident::new(ZERO, proc_macro2::Span::call_site());
     let doc = format!(" A `{name}` with every float zeroed and every other field copied: the gradient that `#[differentiate]` fills in.");
-    let name_tokens = name.to_token_stream();
+    let (generics, ty_generics, where_clause) = item.generics.split_for_impl();
     quote! {
-        impl #name_tokens {
+        impl #generics #name #ty_generics #where_clause {
             #[doc = #doc]
             #[doc(hidden)]
             #[allow(dead_code, non_snake_case)]

@@ -232,7 +232,7 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             match params.iter().find(|p| p.ident == *name) {
                 None => cx.error(name, format!("`wrt({name})` names no parameter of this function")),
                 Some(p) if p.kind == ParamKind::Passive && (p.shape.is_array() || integer(&p.ty)) => cx.error(name, format!("`{name}` is not a float parameter: only `f64`/`f32` parameters can be differentiated")),
-                Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` is not a float parameter: differentiating with respect to a struct is not supported yet; pass the fields to differentiate as `f64` or `&[f64]` parameters")),
+                Some(p) if p.kind == ParamKind::Passive => cx.error(name, format!("`{name}` cannot be differentiated: `wrt(..)` takes float parameters, arrays of them, and structs (`p: S` or `p: &S` with `#[derive(gradmacro::Differentiable)]` on `S`)")),
                 Some(_) => {}
             }
         }
@@ -252,7 +252,7 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
         cx.error(
             &sig.ident,
             if data {
-                "nothing to differentiate: the function has no `f64`/`f32` parameter (a struct parameter is a constant; to differentiate with respect to its fields, pass them as `f64` or `&[f64]` parameters)"
+                "nothing to differentiate: the function has no `f64`/`f32` parameter (a struct parameter is a constant unless `wrt(..)` names it, and its type derives `gradmacro::Differentiable`)"
             } else {
                 "nothing to differentiate: the function has no `f64`/`f32` parameter"
             },

@@ -1,6 +1,6 @@
-// A struct parameter is a constant; naming it in `wrt(..)` asks for a gradient
-// with respect to it, which is not supported yet: the error must point at the
-// name and say to pass the fields to differentiate as float parameters.
+// A struct named in `wrt(..)` must derive `gradmacro::Differentiable`, which
+// makes its gradient (a value of the same type): without it, the error must
+// point at the parameter's type and name the derive.
 use gradmacro::differentiate;
 
 #[derive(Clone, Copy)]
