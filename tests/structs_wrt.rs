@@ -400,3 +400,43 @@ fn a_struct_of_f32() {
         assert!((dx - (-2.0 + x)).abs() < 1e-6);
     }
 }
+
+/// The README's example, as written there.
+#[derive(Differentiable, Clone)]
+pub struct ReadmeLayer {
+    pub w: Vec<f64>, // n_out rows of n_in weights
+    pub b: Vec<f64>,
+    pub n_in: usize,
+}
+
+impl ReadmeLayer {
+    /// Half the squared error of tanh(W x + b) against y.
+    #[differentiate(wrt(self))]
+    pub fn loss(&self, x: &[f64], y: &[f64]) -> f64 {
+        let mut loss = 0.0;
+        for j in 0..self.b.len() {
+            let row = &self.w[j * self.n_in..(j + 1) * self.n_in];
+            let s = row.iter().zip(x).map(|(w, xi)| w * xi).sum::<f64>();
+            let e = (s + self.b[j]).tanh() - y[j];
+            loss += 0.5 * e * e;
+        }
+        loss
+    }
+}
+
+#[test]
+fn readme_example() {
+    let layer = ReadmeLayer {
+        w: vec![0.5, -0.25],
+        b: vec![0.1],
+        n_in: 2,
+    };
+    let (x, y) = ([1.0, 2.0], [0.3]);
+    let (loss, g): (f64, ReadmeLayer) = layer.loss_grad(&x, &y);
+    assert_eq!(loss.to_bits(), layer.loss(&x, &y).to_bits());
+    let t = (0.5 * 1.0 - 0.25 * 2.0 + 0.1f64).tanh();
+    let ds = (t - 0.3) * (1.0 - t * t);
+    assert_all_close(&g.w, &[ds * 1.0, ds * 2.0]);
+    assert_all_close(&g.b, &[ds]);
+    assert_eq!(g.n_in, 2);
+}
