@@ -249,3 +249,44 @@ fn a_method_calls_a_differentiated_method() {
         assert_close(s.pair_energy_adjoint(x, y, -0.5).1, -0.5 * 2.0 * e2);
     }
 }
+
+/// Forward mode and Hessians of methods with a constant receiver, one
+/// calling another, against derivatives by hand.
+pub struct Loaded {
+    pub k: f64,
+    pub rest: f64,
+}
+
+impl Loaded {
+    #[differentiate(tangent, hessian)]
+    pub fn energy(&self, x: f64, y: f64) -> f64 {
+        let d = x - self.rest;
+        0.5 * self.k * d * d * y
+    }
+
+    #[differentiate(tangent, hessian)]
+    pub fn twice(&self, x: f64) -> f64 {
+        self.energy(x, 2.0) + x
+    }
+}
+
+#[test]
+fn later_modes_of_methods_with_a_constant_receiver() {
+    let s = Loaded { k: 3.0, rest: 0.5 };
+    for (x, y) in [(1.5, 2.0), (-0.5, 0.25), (2.0, -1.0)] {
+        let d = x - s.rest;
+        let (v, t) = s.energy_tangent(x, y, 1.0, -2.0);
+        assert_eq!(v.to_bits(), s.energy(x, y).to_bits());
+        assert_close(t, s.k * d * y - 2.0 * 0.5 * s.k * d * d);
+        let (_, g, h) = s.energy_hessian(x, y);
+        assert_close(g[0], s.k * d * y);
+        assert_close(g[1], 0.5 * s.k * d * d);
+        assert_close(h[0][0], s.k * y);
+        assert_close(h[0][1], s.k * d);
+        assert_close(h[1][0], s.k * d);
+        assert_close(h[1][1], 0.0);
+        let (_, g, h) = s.twice_hessian(x);
+        assert_close(g[0], 2.0 * s.k * d + 1.0);
+        assert_close(h[0][0], 2.0 * s.k);
+    }
+}

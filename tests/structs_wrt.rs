@@ -440,3 +440,121 @@ fn readme_example() {
     assert_all_close(&g.b, &[ds]);
     assert_eq!(g.n_in, 2);
 }
+
+/// Field access forms: iteration, zips, views, nested structs, fixed arrays,
+/// float methods, two structs in `wrt(..)`, a struct beside a constant receiver.
+#[derive(Differentiable, Clone, Debug)]
+pub struct Inner2 {
+    pub scale: f64,
+}
+#[derive(Differentiable, Clone, Debug)]
+pub struct Forms {
+    pub w: Vec<f64>,
+    pub pos: [f64; 2],
+    pub b: f64,
+    pub e: f64,
+    pub inner: Inner2,
+}
+impl Forms {
+    #[differentiate(wrt(self))]
+    pub fn a1(&self, x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (wi, xi) in self.w.iter().zip(x) {
+            s += wi * xi;
+        }
+        s
+    }
+    #[differentiate(wrt(self))]
+    pub fn a2(&self, x: f64) -> f64 {
+        let w = &self.w;
+        w[0] * x + w[1]
+    }
+    #[differentiate(wrt(self))]
+    pub fn a3(&self) -> f64 {
+        self.w.iter().map(|v| v * v).sum::<f64>()
+    }
+    #[differentiate(wrt(self, x))]
+    pub fn a4(&self, x: &[f64]) -> f64 {
+        let n = self.w.len();
+        let mut s = 0.0;
+        for i in 0..n {
+            s += self.w[i] * x[i];
+        }
+        s
+    }
+    #[differentiate(wrt(self))]
+    pub fn a5(&self) -> f64 {
+        self.pos[0] * self.pos[1] + self.inner.scale * self.b.exp()
+    }
+    #[differentiate(wrt(self))]
+    pub fn a6(&self, x: f64) -> f64 {
+        self.b.max(0.0)
+            + self.b.powi(2)
+            + x.powf(self.e)
+            + if self.b > 0.0 { self.b } else { -self.b }
+    }
+    #[differentiate(wrt(self))]
+    pub fn a7(&self, x: &[f64]) -> f64 {
+        x.iter().zip(self.w.iter()).map(|(a, b)| a * b).sum::<f64>() * self.inner.scale
+    }
+    #[differentiate(wrt(self))]
+    pub fn a8(&self, x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for &v in self.w.iter() {
+            s += v * x[0];
+        }
+        for v in &self.w {
+            s += v;
+        }
+        s
+    }
+}
+#[differentiate(wrt(a, b))]
+pub fn two(a: &Forms, b: &Inner2, x: f64) -> f64 {
+    a.b * b.scale * x
+}
+pub struct Factor {
+    pub k: f64,
+}
+impl Factor {
+    #[differentiate(wrt(p))]
+    pub fn c(&self, p: &Forms) -> f64 {
+        self.k * p.b * p.w[1]
+    }
+}
+/// Each form of field access the README lists, against derivatives by hand.
+#[test]
+fn field_access_forms() {
+    let m = Forms {
+        w: vec![1.0, 2.0],
+        pos: [3.0, 4.0],
+        b: 0.5,
+        e: 1.5,
+        inner: Inner2 { scale: 2.0 },
+    };
+    let x = [0.5, -1.0];
+    assert_eq!(m.a1_grad(&x).1.w, vec![0.5, -1.0]);
+    assert_eq!(m.a2_grad(3.0).1.w, vec![3.0, 1.0]);
+    assert_eq!(m.a3_grad().1.w, vec![2.0, 4.0]);
+    let (_, (g, dx)) = m.a4_grad(&x);
+    assert_eq!(g.w, vec![0.5, -1.0]);
+    assert_eq!(dx, vec![1.0, 2.0]);
+    let g = m.a5_grad().1;
+    assert_eq!(g.pos, [4.0, 3.0]);
+    assert_eq!(g.inner.scale, 0.5f64.exp());
+    assert_eq!(g.b, 2.0 * 0.5f64.exp());
+    let g = m.a6_grad(2.0).1;
+    assert!((g.b - (1.0 + 1.0 + 1.0)).abs() < 1e-12);
+    assert!((g.e - 2f64.powf(1.5) * 2f64.ln()).abs() < 1e-12);
+    let g = m.a7_grad(&x).1;
+    assert_eq!(g.w, vec![1.0, -2.0]);
+    assert_eq!(g.inner.scale, 0.5 - 2.0);
+    let g = m.a8_grad(&x).1;
+    assert_eq!(g.w, vec![1.5, 1.5]);
+    let (_, (ga, gb)) = two_grad(&m, &Inner2 { scale: 2.0 }, 3.0);
+    assert_eq!(ga.b, 6.0);
+    assert_eq!(gb.scale, 1.5);
+    let g = Factor { k: 2.0 }.c_grad(&m).1;
+    assert_eq!(g.b, 4.0);
+    assert_eq!(g.w, vec![0.0, 1.0]);
+}

@@ -194,6 +194,18 @@ const INT_METHODS: &[&str] = &[
     "is_negative",
 ];
 
+/// Methods of integers and floats alike: an integer literal argument says
+/// which (`n.max(1)`).
+const SHARED_METHODS: &[&str] = &[
+    "max",
+    "min",
+    "clamp",
+    "abs",
+    "signum",
+    "rem_euclid",
+    "div_euclid",
+];
+
 fn is_int_type(ty: &syn::Type) -> bool {
     let t = ty.to_token_stream().to_string();
     [
@@ -406,7 +418,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 self.read(root, &fields, true, Use::Neutral);
             } else if ARRAY_METHODS.contains(&name.as_str()) {
                 self.read(root, &fields, true, ctx);
-            } else if INT_METHODS.contains(&name.as_str()) || literal_args(int_literal) {
+            } else if INT_METHODS.contains(&name.as_str())
+                || SHARED_METHODS.contains(&name.as_str()) && literal_args(int_literal)
+            {
                 self.read(root, &fields, false, Use::Data);
             } else if crate::rules::Prim::from_method(&name).is_some() {
                 self.read(root, &fields, false, Use::Value);
