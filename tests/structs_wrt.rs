@@ -558,3 +558,48 @@ fn field_access_forms() {
     assert_eq!(g.b, 4.0);
     assert_eq!(g.w, vec![0.0, 1.0]);
 }
+
+/// Forward mode with a struct in `wrt(..)`: the tangent of a struct is a
+/// value of its type.
+#[derive(Differentiable, Clone)]
+pub struct Quad {
+    pub a: Vec<f64>,
+    pub c: f64,
+    pub n: usize,
+}
+
+impl Quad {
+    #[differentiate(wrt(self, x), tangent)]
+    pub fn eval(&self, x: f64) -> f64 {
+        let mut s = self.c;
+        for i in 0..self.n {
+            s = s * x + self.a[i];
+        }
+        s * s
+    }
+}
+
+#[test]
+fn the_tangent_along_a_struct_direction() {
+    let q = Quad {
+        a: vec![0.5, -1.0, 2.0],
+        c: 1.5,
+        n: 3,
+    };
+    let dir = Quad {
+        a: vec![1.0, 0.5, -2.0],
+        c: 0.25,
+        n: 3,
+    };
+    for (x, tx) in [(0.5, 1.0), (-1.25, 0.0), (2.0, -0.5)] {
+        let (value, (g, dx)) = q.eval_grad(x);
+        let (v, t) = q.eval_tangent(x, &dir, tx);
+        assert_eq!(v.to_bits(), value.to_bits());
+        let want = g.a.iter().zip(&dir.a).map(|(a, b)| a * b).sum::<f64>() + g.c * dir.c + dx * tx;
+        assert_close(t, want);
+        // The gradient itself by hand: s = ((c x + a0) x + a1) x + a2.
+        let s = ((q.c * x + q.a[0]) * x + q.a[1]) * x + q.a[2];
+        assert_all_close(&g.a, &[2.0 * s * x * x, 2.0 * s * x, 2.0 * s]);
+        assert_close(g.c, 2.0 * s * x * x * x);
+    }
+}

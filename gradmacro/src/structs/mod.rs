@@ -9,16 +9,17 @@
 //! copied), and the core's slots point into its fields.
 
 mod fields;
+mod wrappers;
+
+use wrappers::{generate, tangent, Parts};
 
 use crate::args::Args;
 use crate::ctxt::Ctxt;
-use crate::ir::{Func, Shape};
 use crate::names::Names;
-use crate::{emit, expand, signature};
+use crate::{expand, signature};
 use fields::Leaf;
 use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
+use quote::{quote, ToTokens};
 use syn::{FnArg, Pat, Type};
 
 /// The name of what `#[derive(Differentiable)]` generates: a copy of the
@@ -116,11 +117,8 @@ fn roots(f: &syn::ItemFn, args: &Args) -> Vec<Root> {
 
 pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream> {
     let roots = roots(f, args);
-    for flag in [args.tangent_flag.as_ref(), args.hessian_flag.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        cx.error(flag, format!("`{flag}` with a struct in `wrt(..)` is not supported yet: differentiate with respect to the struct's fields passed as `f64`/`&[f64]` parameters"));
+    if let Some(flag) = &args.hessian_flag {
+        cx.error(flag, "`hessian` with a struct in `wrt(..)` is not supported yet: pass the fields to differentiate as `f64`/`&[f64]` parameters");
     }
     if signature::vector_output(&f.sig).is_some() {
         cx.error(&f.sig.output, "a vector output with a struct in `wrt(..)` is not supported yet: return the scalar loss, or pass the struct's fields as `&[f64]` parameters");
@@ -182,7 +180,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    let flat = flatten(f, args, &roots, &leaves, &params, &ty, body)?;
+    let flat = flatten(f, &roots, &leaves, &params, &ty, body)?;
     let flat_args = Args {
         wrt: Some(flat_wrt(args, &roots, &leaves, &params)),
         ..Args::default()
@@ -195,15 +193,21 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    Some(generate(
-        f,
-        &roots,
-        &leaves,
-        &params,
-        &func,
-        lowered_names,
-        sig.receiver.as_ref(),
-    ))
+    let parts = Parts {
+        user: f,
+        roots: &roots,
+        leaves: &leaves,
+        params: &params,
+        func: &func,
+        receiver: sig.receiver.as_ref(),
+    };
+    let tangent = if args.tangent {
+        tangent(&parts, lowered_names.clone())
+    } else {
+        quote!()
+    };
+    let reverse = generate(&parts, lowered_names);
+    Some(quote!(#reverse #tangent))
 }
 
 /// The body with every float field path replaced by its parameter; a path
@@ -280,7 +284,6 @@ fn rewrite(
 /// parameters, and the struct itself a constant reference.
 fn flatten(
     f: &syn::ItemFn,
-    _args: &Args,
     roots: &[Root],
     leaves: &[Leaf],
     params: &[Option<Ident>],
@@ -348,308 +351,4 @@ fn flat_wrt(args: &Args, roots: &[Root], leaves: &[Leaf], params: &[Option<Ident
         }
     }
     out
-}
-
-/// What one parameter of the rewritten function is.
-enum Arg<'a> {
-    Struct(&'a Root),
-    Field(&'a Root, &'a Leaf),
-    Plain,
-}
-
-/// `f_grad`, `f_adjoint`, `f_adjoint_acc` over the core of the rewritten
-/// function, with the structs' gradients as values of their own types.
-fn generate(
-    user: &syn::ItemFn,
-    roots: &[Root],
-    leaves: &[Leaf],
-    params: &[Option<Ident>],
-    func: &Func,
-    lowered_names: Names,
-    receiver: Option<&syn::Receiver>,
-) -> TokenStream {
-    let (vis, name) = (&user.vis, &user.sig.ident);
-    let ty = emit::float_ty(func.float);
-    let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
-    let core_name = format_ident!("__{}_core", name);
-    let core = emit::private_core(func, lowered_names, &core_name, (&user_fn, receiver));
-    let mut n = Names::avoiding(user.to_token_stream());
-    let (seed, value) = (n.fresh("d_out"), n.fresh("value"));
-
-    let kind = |p: &crate::ir::Param| -> Arg {
-        let id = p.ident.to_string();
-        if let Some(r) = roots.iter().find(|r| r.name == id) {
-            return Arg::Struct(r);
-        }
-        for (k, (l, q)) in leaves.iter().zip(params).enumerate() {
-            if q.as_ref().is_some_and(|q| *q == p.ident) {
-                let r = roots.iter().find(|r| r.name == l.root).expect("a root");
-                return Arg::Field(r, &leaves[k]);
-            }
-        }
-        Arg::Plain
-    };
-
-    // The gradient's entries, in the user's parameter order.
-    struct Entry {
-        d: Ident,
-        ty: TokenStream,
-        zero: TokenStream,
-        buffer: TokenStream,
-        checks: Vec<TokenStream>,
-    }
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut d_of_root = std::collections::HashMap::new();
-    let mut d_of_param = std::collections::HashMap::new();
-    let struct_entry = |r: &Root, n: &mut Names| -> Entry {
-        let d = n.fresh(&format!("d_{}", r.name));
-        let t = &r.ty;
-        let src = r.as_ref();
-        let zero_fn = Ident::new(ZERO, t.span());
-        let mut checks = Vec::new();
-        for l in leaves
-            .iter()
-            .filter(|l| l.float && l.array && l.root == r.name)
-        {
-            let (x, b) = (l.place(&r.ident()), l.place(&d.to_token_stream()));
-            let msg = format!(
-                "{name}_adjoint_acc: the buffer's `{}` has length {{}} but `{}` has length {{}}",
-                l.dotted().replacen(&r.name, &d.to_string(), 1),
-                l.dotted()
-            );
-            checks.push(quote!(::core::assert!(#b.len() == #x.len(), #msg, #b.len(), #x.len());));
-        }
-        Entry {
-            ty: t.to_token_stream(),
-            zero: quote_spanned!(t.span()=> let mut #d: #t = <#t>::#zero_fn(#src);),
-            buffer: quote!(#d: &mut #t),
-            checks,
-            d,
-        }
-    };
-    if let Some(r) = roots.iter().find(|r| r.name == "self") {
-        let e = struct_entry(r, &mut n);
-        d_of_root.insert(r.name.clone(), e.d.clone());
-        entries.push(e);
-    }
-    for p in &func.params {
-        match kind(p) {
-            Arg::Struct(r) => {
-                let e = struct_entry(r, &mut n);
-                d_of_root.insert(r.name.clone(), e.d.clone());
-                entries.push(e);
-            }
-            Arg::Plain if p.var.is_some() => {
-                let x = &p.ident;
-                let d = n.adjoint(x);
-                let (zero, buffer, checks) = match &p.shape {
-                    Shape::Scalar => (quote!(let mut #d: #ty = 0.0;), quote!(#d: &mut #ty), vec![]),
-                    Shape::Array { len } => {
-                        let msg = format!("{name}_adjoint_acc: the buffer `{d}` has length {{}} but the parameter `{x}` has length {{}}");
-                        (
-                            match len {
-                                Some(k) => quote!(let mut #d: [#ty; #k] = [0.0; #k];),
-                                None => {
-                                    quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #x.len()];)
-                                }
-                            },
-                            quote!(#d: &mut [#ty]),
-                            vec![
-                                quote!(::core::assert!(#d.len() == #x.len(), #msg, #d.len(), #x.len());),
-                            ],
-                        )
-                    }
-                };
-                d_of_param.insert(x.to_string(), d.clone());
-                entries.push(Entry {
-                    ty: emit::entry_ty(&p.shape, &ty),
-                    d,
-                    zero,
-                    buffer,
-                    checks,
-                });
-            }
-            _ => {}
-        }
-    }
-
-    // What the core is given: the arguments, and a slot per parameter.
-    let mut args: Vec<TokenStream> = receiver.iter().map(|_| quote!(self)).collect();
-    let mut own_slots = Vec::new();
-    let mut acc_slots = Vec::new();
-    for p in &func.params {
-        let x = &p.ident;
-        match kind(p) {
-            Arg::Struct(r) => {
-                args.push(r.as_ref());
-                own_slots.push(quote!(()));
-                acc_slots.push(quote!(()));
-            }
-            Arg::Field(r, l) => {
-                let place = l.place(&r.ident());
-                args.push(if l.array { quote!(&#place) } else { place });
-                let d = l.place(&d_of_root[&r.name].to_token_stream());
-                let slot = match (p.var.is_some(), l.array) {
-                    (false, _) => quote!(()),
-                    (true, true) => quote!(::core::option::Option::Some(&mut #d[..])),
-                    (true, false) => quote!(::core::option::Option::Some(&mut #d)),
-                };
-                own_slots.push(slot.clone());
-                acc_slots.push(slot);
-            }
-            Arg::Plain => {
-                args.push(quote!(#x));
-                match d_of_param.get(&x.to_string()) {
-                    Some(d) if p.shape.is_array() => {
-                        own_slots.push(quote!(::core::option::Option::Some(&mut #d[..])));
-                        acc_slots.push(quote!(::core::option::Option::Some(#d)));
-                    }
-                    Some(d) => {
-                        own_slots.push(quote!(::core::option::Option::Some(&mut #d)));
-                        acc_slots.push(quote!(::core::option::Option::Some(#d)));
-                    }
-                    None => {
-                        own_slots.push(quote!(()));
-                        acc_slots.push(quote!(()));
-                    }
-                }
-            }
-        }
-    }
-
-    let witnesses = witnesses(roots, leaves);
-    // The user's parameters (under the names the core's lowering gave the
-    // plain ones), a struct as declared.
-    let mut user_params: Vec<TokenStream> = receiver.iter().map(|r| r.to_token_stream()).collect();
-    for p in &func.params {
-        match kind(p) {
-            Arg::Struct(r) => {
-                let declared = user.sig.inputs.iter().find_map(|i| match i {
-                    FnArg::Typed(pt) if matches!(&*pt.pat, Pat::Ident(pi) if pi.ident == r.name) => {
-                        Some(&pt.ty)
-                    }
-                    _ => None,
-                });
-                let x = r.ident();
-                user_params.push(quote!(#x: #declared));
-            }
-            Arg::Field(..) => {}
-            Arg::Plain => {
-                let (x, t) = (&p.ident, &p.ty);
-                user_params.push(quote!(#x: #t));
-            }
-        }
-    }
-    let zeros: Vec<&TokenStream> = entries.iter().map(|e| &e.zero).collect();
-    let buffers: Vec<&TokenStream> = entries.iter().map(|e| &e.buffer).collect();
-    let checks: Vec<&TokenStream> = entries.iter().flat_map(|e| &e.checks).collect();
-    let ds: Vec<&Ident> = entries.iter().map(|e| &e.d).collect();
-    let tys: Vec<&TokenStream> = entries.iter().map(|e| &e.ty).collect();
-    let (grad, grad_ty) = if ds.len() == 1 {
-        (quote!(#(#ds)*), quote!(#(#tys)*))
-    } else {
-        (quote!((#(#ds),*)), quote!((#(#tys),*)))
-    };
-    let link = emit::doc_link(name, receiver);
-    let (grad_name, adjoint_name, acc_name) = (
-        format_ident!("{name}_grad"),
-        format_ident!("{name}_adjoint"),
-        format_ident!("{name}_adjoint_acc"),
-    );
-    let grad_doc = format!(" Value and gradient of {link}: returns `({name}(..), gradient)`. A struct's entry is a value of its own type holding, in each float field, the derivative with respect to that field (other fields are copies). The value is bit-identical to `{name}`'s; the gradient is fresh on every call.");
-    let adjoint_doc =
-        format!(" Pullback of {link}: `d_out` times the gradient, shaped as `{grad_name}`'s.");
-    let acc_doc = format!(" Pullback of {link}, accumulated: ADDS `d_out` times the gradient into the buffers (a struct's into its float fields), one per differentiable parameter. Panics if a buffer's length differs from its parameter's.");
-    let generated = " Generated by `#[differentiate]`.";
-    let many = emit::many_args(user_params.len());
-    let many_1 = emit::many_args(user_params.len() + 1);
-    let many_acc = emit::many_args(user_params.len() + 1 + buffers.len());
-    let ptr = emit::vec_refs(func);
-    let core_path = quote!(#this #core_name);
-    let core_doc = format!(" The forward and the reverse sweep of {link}, once, over its float fields as parameters of their own.");
-    let message = format!(
-        "`{name}` differentiates with respect to a struct: a differentiated function cannot call it yet; call it with the struct's fields as `f64`/`&[f64]` parameters"
-    );
-    let placeholders = emit::placeholders(
-        user,
-        receiver,
-        "differentiates_a_struct",
-        (&message, "called here by a differentiated function"),
-        &[("pullback", (2, 1), quote!())],
-    );
-    quote! {
-        #[doc = #grad_doc]
-        #[doc = #generated]
-        #[inline]
-        #many
-        #ptr
-        #vis fn #grad_name(#(#user_params),*) -> (#ty, #grad_ty) {
-            #witnesses
-            #(#zeros)*
-            let #value = #core_path(#(#args,)* 1.0, #(#own_slots),*);
-            (#value, #grad)
-        }
-        #[doc = #adjoint_doc]
-        #[doc = #generated]
-        #[inline]
-        #many_1
-        #ptr
-        #vis fn #adjoint_name(#(#user_params,)* #seed: #ty) -> #grad_ty {
-            #(#zeros)*
-            #core_path(#(#args,)* #seed, #(#own_slots),*);
-            #grad
-        }
-        #[doc = #acc_doc]
-        #[doc = #generated]
-        #[inline]
-        #many_acc
-        #ptr
-        #vis fn #acc_name(#(#user_params,)* #seed: #ty, #(#buffers),*) {
-            #(#checks)*
-            #core_path(#(#args,)* #seed, #(#acc_slots),*);
-        }
-        #[doc = #core_doc]
-        #core
-        #placeholders
-    }
-}
-
-/// Field paths taken for data but also read as values are checked to be
-/// integers or `bool`s: a float taken for data would lose its derivative.
-fn witnesses(roots: &[Root], leaves: &[Leaf]) -> TokenStream {
-    let reads: Vec<TokenStream> = leaves
-        .iter()
-        .filter(|l| l.needs_witness)
-        .map(|l| {
-            let r = roots.iter().find(|r| r.name == l.root).expect("a root");
-            let place = l.place(&r.ident());
-            if l.array {
-                quote_spanned!(l.span=> data(&#place[..]);)
-            } else {
-                quote_spanned!(l.span=> data(&[#place][..]);)
-            }
-        })
-        .collect();
-    if reads.is_empty() {
-        return quote!();
-    }
-    let data_types = [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-        "bool",
-    ]
-    .map(|t| Ident::new(t, proc_macro2::Span::call_site()));
-    quote! {
-        {
-            #[diagnostic::on_unimplemented(
-                message = "a field read as data (an integer or `bool`) is `{Self}`",
-                label = "read as data: the macro cannot tell a float passed whole to a function, or only cast, from an integer",
-                note = "to differentiate with respect to it, bind it with its type first: `let b: f64 = p.b;`"
-            )]
-            trait Data {}
-            #(impl Data for #data_types {})*
-            fn data<T: Data>(_: &[T]) {}
-            #(#reads)*
-        }
-    }
 }
