@@ -108,6 +108,7 @@ mod emit;
 mod expand;
 #[cfg(test)]
 mod fuzz;
+mod generic;
 mod hessian;
 mod ir;
 mod lower;
