@@ -28,6 +28,8 @@ publish = false
 
 [dependencies]
 gradmacro = { path = "$root/gradmacro" }
+# Generic functions over T: num_traits::Float name it.
+num-traits = "0.2"
 
 # Its own workspace, inside the gradmacro workspace's target dir.
 [workspace]

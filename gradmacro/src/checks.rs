@@ -215,7 +215,7 @@ fn test(function: &Ident, index: usize, sig: &Signature_, values: &[&syn::Expr])
         local("g".into()),
         local("a".into()),
     );
-    let float = crate::emit::float_ty(sig.float);
+    let float = crate::emit::float_ty(&sig.float);
     let name = function.to_string();
     let test_name = format_ident!("{}_check_{}", function, index, span = function.span());
     let (grad, adjoint) = (

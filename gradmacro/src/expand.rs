@@ -169,7 +169,9 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
         format_ident!("{name}_adjoint_acc"),
         format_ident!("{name}_pullback"),
     );
-    let ty = emit::float_ty(sig.float);
+    let ty = emit::float_ty(&sig.float);
+    let generics = crate::generic::Generics::of(&f.sig);
+    let (gp, wc) = (&generics.params, &generics.where_clause);
     let receiver = sig.receiver.iter().map(|r| quote!(#r));
     let params: Vec<_> = receiver
         .chain(sig.params.iter().map(|p| {
@@ -210,12 +212,12 @@ fn stubs(f: &syn::ItemFn, sig: &signature::Signature_) -> TokenStream {
     quote! {
         #[allow(unused, clippy::too_many_arguments)]
         #[doc(hidden)]
-        #vis fn #pullback(#(#params,)* _: #ty, #(#slots),*) { ::core::unimplemented!() }
+        #vis fn #pullback #gp(#(#params,)* _: #ty, #(#slots),*) #wc { ::core::unimplemented!() }
         #[allow(unused, clippy::too_many_arguments)]
-        #vis fn #grad(#(#params),*) -> (#ty, #g) { ::core::unimplemented!() }
+        #vis fn #grad #gp(#(#params),*) -> (#ty, #g) #wc { ::core::unimplemented!() }
         #[allow(unused, clippy::too_many_arguments)]
-        #vis fn #adjoint(#(#params,)* _: #ty) -> #g { ::core::unimplemented!() }
+        #vis fn #adjoint #gp(#(#params,)* _: #ty) -> #g #wc { ::core::unimplemented!() }
         #[allow(unused, clippy::too_many_arguments)]
-        #vis fn #acc(#(#params,)* _: #ty, #(#buffers),*) { ::core::unimplemented!() }
+        #vis fn #acc #gp(#(#params,)* _: #ty, #(#buffers),*) #wc { ::core::unimplemented!() }
     }
 }

@@ -322,10 +322,12 @@ pub struct Block {
 }
 
 /// The float type the function is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Float {
     F32,
     F64,
+    /// The function's type parameter `T: num_traits::Float`.
+    Generic(Ident),
 }
 
 #[derive(Clone, Debug)]
@@ -345,6 +347,9 @@ pub struct Param {
 #[derive(Clone, Debug)]
 pub struct Func {
     pub float: Float,
+    /// The user's generics (`<T: Float>` and its `where` clause), re-emitted
+    /// on every generated function; empty for a function over `f64`/`f32`.
+    pub generics: crate::generic::Generics,
     pub params: Vec<Param>,
     pub vars: Vec<Var>,
     pub body: Block,

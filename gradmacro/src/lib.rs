@@ -59,6 +59,26 @@
 //! assert_eq!(jac, vec![vec![1.0, 0.0], vec![0.0, 2.0]]);
 //! ```
 //!
+//! # Generic floats
+//!
+//! A function generic over one type `T: num_traits::Float` (inline or in a
+//! `where` clause, extra bounds allowed) gets generic `f_grad::<T>` and the
+//! rest, called at `f64` or `f32`; constants are written as generic code
+//! writes them (`T::one()`, `T::from(2.5).unwrap()`):
+//!
+//! ```
+//! use gradmacro::differentiate;
+//! use num_traits::Float;
+//!
+//! #[differentiate]
+//! fn h<T: Float>(x: T) -> T {
+//!     x * x * T::from(2.5).unwrap() + T::one()
+//! }
+//!
+//! assert_eq!(h_grad(2.0f64), (11.0, 10.0));
+//! assert_eq!(h_grad::<f32>(2.0), (11.0, 10.0));
+//! ```
+//!
 //! # Checking the gradient at given points
 //!
 //! Each `check(...)` names a value for every parameter, constants included
@@ -109,6 +129,7 @@ mod emit;
 mod expand;
 #[cfg(test)]
 mod fuzz;
+mod generic;
 mod hessian;
 mod ir;
 mod lower;

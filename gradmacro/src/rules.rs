@@ -4,6 +4,7 @@
 //!
 //! Adding a primitive: one variant, one row in each `match` below.
 
+use crate::generic;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
@@ -205,7 +206,10 @@ impl Prim {
     /// operands `a`, the output `y` and the float type `t` (`f64` or `f32`).
     /// Conventions at kinks are written on their rows.
     pub fn partials(self, a: &[TokenStream], y: &TokenStream, t: &TokenStream) -> Vec<Partial> {
-        let consts = quote!(::core::#t::consts);
+        let c = |name| generic::consts(t, name);
+        let (ln_2, ln_10, pi) = (c("LN_2"), c("LN_10"), c("PI"));
+        let l = |c| generic::lit(t, c);
+        let (zero, one, two, three) = (l("0.0"), l("1.0"), l("2.0"), l("3.0"));
         let x = &a[0];
         match self {
             Copy => vec![unit()],
@@ -227,13 +231,13 @@ impl Prim {
             }
             Sin => vec![times(quote!(#x.cos()))],
             Cos => vec![neg_times(quote!(#x.sin()))],
-            Tan => vec![times(quote!((1.0 + #y * #y)))],
-            Asin => vec![over(quote!((1.0 - #x * #x).sqrt()))],
+            Tan => vec![times(quote!((#one + #y * #y)))],
+            Asin => vec![over(quote!((#one - #x * #x).sqrt()))],
             Acos => vec![Partial::Over {
                 neg: true,
-                expr: quote!((1.0 - #x * #x).sqrt()),
+                expr: quote!((#one - #x * #x).sqrt()),
             }],
-            Atan => vec![over(quote!((1.0 + #x * #x)))],
+            Atan => vec![over(quote!((#one + #x * #x)))],
             Atan2 => {
                 let b = &a[1];
                 let r2 = quote!((#x * #x + #b * #b));
@@ -241,15 +245,15 @@ impl Prim {
             }
             Sinh => vec![times(quote!(#x.cosh()))],
             Cosh => vec![times(quote!(#x.sinh()))],
-            Tanh => vec![times(quote!((1.0 - #y * #y)))],
-            Asinh => vec![over(quote!((#x * #x + 1.0).sqrt()))],
-            Acosh => vec![over(quote!((#x * #x - 1.0).sqrt()))],
-            Atanh => vec![over(quote!((1.0 - #x * #x)))],
+            Tanh => vec![times(quote!((#one - #y * #y)))],
+            Asinh => vec![over(quote!((#x * #x + #one).sqrt()))],
+            Acosh => vec![over(quote!((#x * #x - #one).sqrt()))],
+            Atanh => vec![over(quote!((#one - #x * #x)))],
             Exp => vec![times(y.clone())],
-            Exp2 => vec![times(quote!((#y * #consts::LN_2)))],
-            ExpM1 => vec![times(quote!((#y + 1.0)))],
+            Exp2 => vec![times(quote!((#y * #ln_2)))],
+            ExpM1 => vec![times(quote!((#y + #one)))],
             Ln => vec![over(x.clone())],
-            Ln1p => vec![over(quote!((1.0 + #x)))],
+            Ln1p => vec![over(quote!((#one + #x)))],
             Log => {
                 let b = &a[1];
                 vec![
@@ -257,16 +261,17 @@ impl Prim {
                     neg_times(quote!((#y / (#b * #b.ln())))),
                 ]
             }
-            Log2 => vec![over(quote!((#x * #consts::LN_2)))],
-            Log10 => vec![over(quote!((#x * #consts::LN_10)))],
-            Sqrt => vec![over(quote!((2.0 * #y)))],
-            Cbrt => vec![over(quote!((3.0 * #y * #y)))],
+            Log2 => vec![over(quote!((#x * #ln_2)))],
+            Log10 => vec![over(quote!((#x * #ln_10)))],
+            Sqrt => vec![over(quote!((#two * #y)))],
+            Cbrt => vec![over(quote!((#three * #y * #y)))],
             // The exponent is an integer: it has no derivative. `x⁰` is
             // constant: its derivative is 0, even at x = 0 (not 0·x⁻¹ = NaN).
             Powi => {
                 let n = &a[1];
+                let n_t = generic::from_int(t, n);
                 vec![
-                    times(quote!((if #n == 0 { 0.0 } else { #n as #t * #x.powi(#n - 1) }))),
+                    times(quote!((if #n == 0 { #zero } else { #n_t * #x.powi(#n - 1) }))),
                     Partial::Zero,
                 ]
             }
@@ -274,7 +279,7 @@ impl Prim {
             Powf => {
                 let b = &a[1];
                 vec![
-                    times(quote!((#b * #x.powf(#b - 1.0)))),
+                    times(quote!((#b * #x.powf(#b - #one)))),
                     times(quote!((#y * #x.ln()))),
                 ]
             }
@@ -284,7 +289,7 @@ impl Prim {
             }
             // |x|' = 0 at x = 0 (the subgradient nearest zero), sign(x) elsewhere.
             Abs => vec![times(
-                quote!((if #x > 0.0 { 1.0 } else if #x < 0.0 { -1.0 } else { 0.0 })),
+                quote!((if #x > #zero { #one } else if #x < #zero { -#one } else { #zero })),
             )],
             Recip => vec![neg_times(quote!((#y * #y)))],
             MulAdd => vec![times(a[1].clone()), times(x.clone()), unit()],
@@ -310,8 +315,14 @@ impl Prim {
             // Piecewise constant: derivative 0 everywhere it exists.
             Signum | Floor | Ceil | Round | Trunc => vec![Partial::Zero],
             Fract => vec![unit()],
-            ToDegrees => vec![times(quote!((180.0 / #consts::PI)))],
-            ToRadians => vec![times(quote!((#consts::PI / 180.0)))],
+            ToDegrees => {
+                let deg = l("180.0");
+                vec![times(quote!((#deg / #pi)))]
+            }
+            ToRadians => {
+                let deg = l("180.0");
+                vec![times(quote!((#pi / #deg)))]
+            }
         }
     }
 }
@@ -327,13 +338,16 @@ impl Partial {
     /// Forward mode: this partial times the operand's tangent `dot`, as a
     /// term of the output's tangent; `None` where it contributes nothing.
     /// The same partial the reverse sweep multiplies into the adjoint.
-    pub fn tangent_term(&self, dot: &TokenStream) -> Option<Term> {
+    pub fn tangent_term(&self, dot: &TokenStream, t: &TokenStream) -> Option<Term> {
         let (neg, expr) = match self {
             Partial::Zero => return None,
             Partial::Unit { neg } => (*neg, dot.clone()),
             Partial::Times { neg, expr } => (*neg, quote!(#dot * #expr)),
             Partial::Over { neg, expr } => (*neg, quote!(#dot / #expr)),
-            Partial::When { cond } => (false, quote!((if #cond { #dot } else { 0.0 }))),
+            Partial::When { cond } => {
+                let zero = generic::lit(t, "0.0");
+                (false, quote!((if #cond { #dot } else { #zero })))
+            }
         };
         Some(Term { neg, expr })
     }
@@ -353,14 +367,14 @@ impl Prim {
         self.partials(a, y, t)
             .iter()
             .zip(dots)
-            .filter_map(|(p, dot)| p.tangent_term(dot.as_ref()?))
+            .filter_map(|(p, dot)| p.tangent_term(dot.as_ref()?, t))
             .collect()
     }
 }
 
 /// A tangent from its terms: their sum, `0.0` for none. A negated term is
 /// subtracted (`-(a * b)` and `-a * b` are the same float).
-pub fn sum_terms(terms: &[Term]) -> TokenStream {
+pub fn sum_terms(terms: &[Term], t: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for (i, t) in terms.iter().enumerate() {
         let e = &t.expr;
@@ -372,7 +386,7 @@ pub fn sum_terms(terms: &[Term]) -> TokenStream {
         });
     }
     if out.is_empty() {
-        quote!(0.0)
+        generic::lit(t, "0.0")
     } else {
         out
     }
@@ -416,21 +430,31 @@ impl Reduction {
             Reduction::Sum => quote!(#t_arr.iter().sum::<#t>()),
             // Σ_k t_arr[k] · Π_{j≠k} arr[j], from prefix and suffix products
             // as in the pullback.
-            Reduction::Product => quote! {
-                {
-                    let mut suffix: ::std::vec::Vec<#t> = ::std::vec![1.0; #arr.len() + 1];
-                    for k in (0..#arr.len()).rev() {
-                        suffix[k] = suffix[k + 1] * #arr[k];
+            Reduction::Product => {
+                let (zero, one) = (generic::lit(t, "0.0"), generic::lit(t, "1.0"));
+                let add = generic::update(
+                    t,
+                    &quote!(dot),
+                    "+=",
+                    &quote!(#t_arr[k] * (prefix * suffix[k + 1])),
+                );
+                let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                quote! {
+                    {
+                        let mut suffix: ::std::vec::Vec<#t> = ::std::vec![#one; #arr.len() + 1];
+                        for k in (0..#arr.len()).rev() {
+                            suffix[k] = suffix[k + 1] * #arr[k];
+                        }
+                        let mut prefix: #t = #one;
+                        let mut dot: #t = #zero;
+                        for k in 0..#arr.len() {
+                            #add
+                            #mul
+                        }
+                        dot
                     }
-                    let mut prefix: #t = 1.0;
-                    let mut dot: #t = 0.0;
-                    for k in 0..#arr.len() {
-                        dot += #t_arr[k] * (prefix * suffix[k + 1]);
-                        prefix *= #arr[k];
-                    }
-                    dot
                 }
-            },
+            }
         }
     }
 
@@ -443,26 +467,39 @@ impl Reduction {
         t: &TokenStream,
     ) -> TokenStream {
         match self {
-            Reduction::Sum => quote! {
-                for d in #d_arr.iter_mut() {
-                    *d += #seed;
+            Reduction::Sum => {
+                let add = generic::update(t, &quote!(*d), "+=", seed);
+                quote! {
+                    for d in #d_arr.iter_mut() {
+                        #add
+                    }
                 }
-            },
+            }
             // The product of all the other elements, from prefix and suffix
             // products: exact where an element is zero, unlike `out / x[k]`.
-            Reduction::Product => quote! {
-                {
-                    let mut suffix: ::std::vec::Vec<#t> = ::std::vec![1.0; #arr.len() + 1];
-                    for k in (0..#arr.len()).rev() {
-                        suffix[k] = suffix[k + 1] * #arr[k];
-                    }
-                    let mut prefix: #t = 1.0;
-                    for (k, d) in #d_arr.iter_mut().enumerate() {
-                        *d += #seed * (prefix * suffix[k + 1]);
-                        prefix *= #arr[k];
+            Reduction::Product => {
+                let one = generic::lit(t, "1.0");
+                let add = generic::update(
+                    t,
+                    &quote!(*d),
+                    "+=",
+                    &quote!(#seed * (prefix * suffix[k + 1])),
+                );
+                let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                quote! {
+                    {
+                        let mut suffix: ::std::vec::Vec<#t> = ::std::vec![#one; #arr.len() + 1];
+                        for k in (0..#arr.len()).rev() {
+                            suffix[k] = suffix[k + 1] * #arr[k];
+                        }
+                        let mut prefix: #t = #one;
+                        for (k, d) in #d_arr.iter_mut().enumerate() {
+                            #add
+                            #mul
+                        }
                     }
                 }
-            },
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 use crate::args::Args;
 use crate::ctxt::Ctxt;
 use crate::ir::{Float, Shape};
+use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{FnArg, Pat, ReturnType, Signature, Type};
 
@@ -49,21 +50,26 @@ fn simple_type(ty: &Type) -> Option<String> {
 
 /// A vector output: `[f64; M]` or `Vec<f64>` (or `f32`), owned.
 pub fn vector_output(sig: &Signature) -> Option<Float> {
+    let generic = generic_float(&sig.generics).ok().flatten();
+    let generic = generic.as_ref();
     let ReturnType::Type(_, ty) = &sig.output else {
         return None;
     };
     if matches!(**ty, Type::Reference(_)) {
         return None;
     }
-    match shape_of(ty) {
-        Ok(Some((name, Shape::Array { .. }))) => float_of(&name),
+    match shape_of(ty, generic) {
+        Ok(Some((name, Shape::Array { .. }))) => float_of(&name, generic),
         _ => None,
     }
 }
 
 /// The element type name and shape of `T`, `&[T]`, `&Vec<T>`, `Vec<T>`,
 /// `[T; N]`, `&[T; N]`; `Err` explains a type that is close but unsupported.
-fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
+fn shape_of(
+    ty: &Type,
+    generic: Option<&syn::Ident>,
+) -> Result<Option<(String, Shape)>, &'static str> {
     if let Some(n) = simple_type(ty) {
         return Ok(Some((n, Shape::Scalar)));
     }
@@ -73,7 +79,7 @@ fn shape_of(ty: &Type) -> Result<Option<(String, Shape)>, &'static str> {
         }
         Type::Reference(r)
             if simple_type(&r.elem)
-                .is_some_and(|n| float_of(&n).is_some() || INTEGERS.contains(&n.as_str())) =>
+                .is_some_and(|n| float_of(&n, generic).is_some() || INTEGERS.contains(&n.as_str())) =>
         {
             return Err("pass scalars by value: `x: f64` rather than `x: &f64`")
         }
@@ -132,12 +138,59 @@ fn integer(ty: &Type) -> bool {
     simple_type(ty).is_some_and(|n| INTEGERS.contains(&n.as_str()))
 }
 
-fn float_of(name: &str) -> Option<Float> {
+/// The float type named `name`: `f64`, `f32`, or the function's generic
+/// float parameter.
+fn float_of(name: &str, generic: Option<&syn::Ident>) -> Option<Float> {
     match name {
         "f64" => Some(Float::F64),
         "f32" => Some(Float::F32),
-        _ => None,
+        _ => generic
+            .filter(|g| *g == name)
+            .map(|g| Float::Generic(g.clone())),
     }
+}
+
+/// Whether `bounds` name a trait called `Float` (`num_traits::Float`).
+fn has_float_bound<'a>(mut bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> bool {
+    bounds.any(|b| {
+        matches!(b, syn::TypeParamBound::Trait(t)
+            if t.path.segments.last().is_some_and(|s| s.ident == "Float"))
+    })
+}
+
+/// The function's generic float parameter `T: num_traits::Float` (bounded
+/// inline or in the `where` clause), if it has one; `Err` for generics that
+/// cannot be differentiated.
+pub fn generic_float(
+    generics: &syn::Generics,
+) -> Result<Option<syn::Ident>, (TokenStream, String)> {
+    let mut float = None;
+    for p in &generics.params {
+        match p {
+            syn::GenericParam::Lifetime(l) => {
+                return Err((l.to_token_stream(), "lifetime parameters are not supported on a differentiated function: take slices with elided lifetimes (`w: &[T]`)".into()))
+            }
+            syn::GenericParam::Const(c) => {
+                return Err((c.to_token_stream(), "const generic parameters are not supported on a differentiated function: take a slice (`w: &[T]`) instead of an array `[T; N]`".into()))
+            }
+            syn::GenericParam::Type(t) => {
+                let in_where = generics.where_clause.iter().flat_map(|w| &w.predicates).any(|pr| {
+                    matches!(pr, syn::WherePredicate::Type(pt)
+                        if matches!(&pt.bounded_ty, Type::Path(tp) if tp.qself.is_none() && tp.path.is_ident(&t.ident))
+                            && has_float_bound(pt.bounds.iter()))
+                });
+                if !(has_float_bound(t.bounds.iter()) || in_where) {
+                    let name = &t.ident;
+                    return Err((t.to_token_stream(), format!("`{name}` is not bounded by `Float`: a differentiated function can be generic over its float type only; write `{name}: num_traits::Float`")));
+                }
+                if float.is_some() {
+                    return Err((t.to_token_stream(), "a differentiated function can be generic over one float type only: use the same `T` for every float".into()));
+                }
+                float = Some(t.ident.clone());
+            }
+        }
+    }
+    Ok(float)
 }
 
 pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> {
@@ -147,17 +200,21 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
     if let Some(t) = &sig.unsafety {
         cx.error(t, "`unsafe fn` cannot be differentiated: move the unsafe part into a helper and differentiate a safe `fn`");
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error(&sig.generics, "generic functions cannot be differentiated: write the function for `f64` (or `f32`) directly");
-        // Its parameter and return types name the generics: no more to say.
-        return None;
-    }
+    let generic = match generic_float(&sig.generics) {
+        Ok(g) => g,
+        Err((tokens, msg)) => {
+            cx.error(tokens, msg);
+            // Its parameter and return types name the generics: no more to say.
+            return None;
+        }
+    };
+    let generic = generic.as_ref();
     if let Some(v) = &sig.variadic {
         cx.error(v, "variadic functions cannot be differentiated");
     }
 
     let float = match &sig.output {
-        ReturnType::Type(_, ty) => match simple_type(ty).as_deref().and_then(float_of) {
+        ReturnType::Type(_, ty) => match simple_type(ty).and_then(|n| float_of(&n, generic)) {
             Some(f) => Some(f),
             None => {
                 cx.error(ty, format!("cannot differentiate a function returning `{}`: the return type must be `f64` or `f32`", ty.to_token_stream()));
@@ -194,7 +251,7 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
                 continue;
             }
         };
-        let (name, shape) = match shape_of(&pt.ty) {
+        let (name, shape) = match shape_of(&pt.ty, generic) {
             Ok(Some((n, s))) => (Some(n), s),
             Ok(None) => (None, Shape::Scalar),
             Err(msg) => {
@@ -203,9 +260,12 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
             }
         };
         let kind = match name.as_deref() {
-            Some(n) if float_of(n).is_some() => {
-                if float.is_some() && float_of(n) != float {
-                    cx.error(&pt.ty, format!("`{ident}` is `{n}` but the function returns `{}`: use one float type throughout", if float == Some(Float::F64) { "f64" } else { "f32" }));
+            Some(n) if float_of(n, generic).is_some() => {
+                if let Some(f) = float
+                    .as_ref()
+                    .filter(|&f| float_of(n, generic).as_ref() != Some(f))
+                {
+                    cx.error(&pt.ty, format!("`{ident}` is `{n}` but the function returns `{}`: use one float type throughout", crate::emit::float_ty(f)));
                 }
                 ParamKind::Differentiable
             }
@@ -277,8 +337,8 @@ pub fn float_name(ty: &Type) -> Option<&'static str> {
 /// For a custom adjoint's parameter: `Some(shape)` for floats and float
 /// arrays, `None` for integer and `bool` constants, `Err` for anything else.
 pub fn param_shape(ty: &Type) -> Result<Option<Shape>, String> {
-    match shape_of(ty) {
-        Ok(Some((n, s))) if float_of(&n).is_some() => Ok(Some(s)),
+    match shape_of(ty, None) {
+        Ok(Some((n, s))) if float_of(&n, None).is_some() => Ok(Some(s)),
         Ok(Some((n, _))) if INTEGERS.contains(&n.as_str()) => Ok(None),
         Err(msg) => Err(msg.to_string()),
         _ => Err(format!(

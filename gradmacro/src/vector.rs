@@ -99,13 +99,19 @@ fn for_callers(
     receiver: Option<&syn::Receiver>,
 ) -> TokenStream {
     let (vis, name) = (&user.vis, &user.sig.ident);
-    let ty = emit::float_ty(g.float);
+    let ty = emit::float_ty(&g.float);
     let ret = match &user.sig.output {
         syn::ReturnType::Type(_, t) => t.to_token_stream(),
         syn::ReturnType::Default => quote!(()),
     };
     let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
+    let turbofish = &g.generics.turbofish;
+    let user_fn = quote!(#this #name #turbofish);
+    let (one, gp, wc) = (
+        crate::generic::lit(&ty, "1.0"),
+        &g.generics.params,
+        &g.generics.where_clause,
+    );
     let suffix = if own.is_some() { "_all" } else { "" };
     let (vjp_name, jvp_name) = (
         format_ident!("__{name}_vjp_core{suffix}"),
@@ -160,14 +166,14 @@ fn for_callers(
         #[doc(hidden)]
         #[inline]
         #many
-        #vis fn #pullback(#(#params,)* #d_out: &[#ty], #(#slots),*) {
-            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#slot_args,)* (), ());
+        #vis fn #pullback #gp(#(#params,)* #d_out: &[#ty], #(#slots),*) #wc {
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, #one, #(#slot_args,)* (), ());
         }
         #[doc = " Value and Jacobian-vector product for differentiated callers in forward mode (`None` or `0.0`: a zero tangent)."]
         #[doc(hidden)]
         #[inline]
         #many
-        #vis fn #pushforward(#(#params,)* #(#t_slots),*) -> (#ret, #ret) {
+        #vis fn #pushforward #gp(#(#params,)* #(#t_slots),*) -> (#ret, #ret) #wc {
             #(#bind)*
             #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_args,)* (), ())
         }
@@ -178,7 +184,7 @@ fn for_callers(
 /// `fn __f_vjp(args.., __gm_w: &[f64], __gm_check: bool) -> f64`: the body,
 /// its value into `__gm_out`, then `Σ __gm_out[i] * __gm_w[i]`.
 fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> {
-    let ty = emit::float_ty(float);
+    let ty = emit::float_ty(&float);
     let name = &f.sig.ident;
     let mut returns = Returns(Vec::new());
     returns.visit_block(&f.block);
@@ -214,6 +220,13 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
     sig.output = syn::parse_quote!(-> #ty);
     sig.inputs.push(syn::parse_quote!(#w: &[#ty]));
     sig.inputs.push(syn::parse_quote!(#check: bool));
+    let zero = crate::generic::lit(&ty, "0.0");
+    let add = crate::generic::update(
+        &ty,
+        &quote!(__gm_sum),
+        "+=",
+        &quote!(#out[__gm_i] * #w[__gm_i]),
+    );
     let block: syn::Block = syn::parse_quote!({
         #(#stmts)*
         let #out: #ret = #tail;
@@ -223,9 +236,9 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
             }
             w
         }
-        let mut __gm_sum: #ty = 0.0;
+        let mut __gm_sum: #ty = #zero;
         for __gm_i in 0..__gm_len(#check, #w.len(), #out.len()) {
-            __gm_sum += #out[__gm_i] * #w[__gm_i];
+            #add
         }
         __gm_sum
     });
@@ -264,13 +277,19 @@ fn generate(
 ) -> TokenStream {
     let name = &user.sig.ident;
     let vis = &user.vis;
-    let ty = emit::float_ty(g.float);
+    let ty = emit::float_ty(&g.float);
     let ret = match &user.sig.output {
         syn::ReturnType::Type(_, t) => t.to_token_stream(),
         syn::ReturnType::Default => quote!(()),
     };
     let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
+    let turbofish = &g.generics.turbofish;
+    let user_fn = quote!(#this #name #turbofish);
+    let (zero, one) = (
+        crate::generic::lit(&ty, "0.0"),
+        crate::generic::lit(&ty, "1.0"),
+    );
+    let (gp, wc) = (&g.generics.params, &g.generics.where_clause);
     let (vjp_name, jvp_name) = (
         format_ident!("__{name}_vjp_core"),
         format_ident!("__{name}_jvp_core"),
@@ -357,7 +376,7 @@ fn generate(
         grads.push(quote!(#d));
         match &p.shape {
             Shape::Scalar => {
-                zeros.push(quote!(let mut #d: #ty = 0.0;));
+                zeros.push(quote!(let mut #d: #ty = #zero;));
                 own_slots.push(quote!(::core::option::Option::Some(&mut #d)));
                 buffers.push(quote!(#d: &mut #ty));
                 t_params.push(quote!(#tx: #ty));
@@ -366,8 +385,10 @@ fn generate(
             }
             Shape::Array { len: fixed } => {
                 zeros.push(match fixed {
-                    Some(k) => quote!(let mut #d: [#ty; #k] = [0.0; #k];),
-                    None => quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #x.len()];),
+                    Some(k) => quote!(let mut #d: [#ty; #k] = [#zero; #k];),
+                    None => {
+                        quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #x.len()];)
+                    }
                 });
                 own_slots.push(quote!(::core::option::Option::Some(&mut #d[..])));
                 buffers.push(quote!(#d: &mut [#ty]));
@@ -419,7 +440,7 @@ fn generate(
             #[doc = " Generated by `#[differentiate(tangent)]`."]
             #[inline]
             #many_t
-            #vis fn #tangent_name(#(#params,)* #(#t_params),*) -> (#ret, #ret) {
+            #vis fn #tangent_name #gp(#(#params,)* #(#t_params),*) -> (#ret, #ret) #wc {
                 #(#t_checks)*
                 #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_slots,)* (), ())
             }
@@ -447,46 +468,46 @@ fn generate(
         #[doc = #generated]
         #[inline]
         #many_adj
-        #vis fn #adjoint(#(#params,)* #d_out: &[#ty]) -> #grad_ty {
+        #vis fn #adjoint #gp(#(#params,)* #d_out: &[#ty]) -> #grad_ty #wc {
             #(#zeros)*
-            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#own_slots,)* (), ());
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, #one, #(#own_slots,)* (), ());
             #grad
         }
         #[doc = #acc_doc]
         #[doc = #generated]
         #[inline]
         #many_acc
-        #vis fn #acc(#(#params,)* #d_out: &[#ty], #(#buffers),*) {
+        #vis fn #acc #gp(#(#params,)* #d_out: &[#ty], #(#buffers),*) #wc {
             #(#checks)*
-            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, 1.0, #(#acc_slots,)* (), ());
+            #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, #one, #(#acc_slots,)* (), ());
         }
         #[doc = #jac_doc]
         #[doc = #generated]
         #many_jac
-        #vis fn #jacobian(#(#params),*) -> (#ret, ::std::vec::Vec<::std::vec::Vec<#ty>>) {
+        #vis fn #jacobian #gp(#(#params),*) -> (#ret, ::std::vec::Vec<::std::vec::Vec<#ty>>) #wc {
             let #value = #value_call;
             let #m = #value.len();
             let #cols = #total;
-            let mut #jac = ::std::vec![::std::vec![0.0; #cols]; #m];
+            let mut #jac = ::std::vec![::std::vec![#zero; #cols]; #m];
             if #cols <= #m {
-                let mut #t = ::std::vec![0.0; #cols];
+                let mut #t = ::std::vec![#zero; #cols];
                 for #j in 0..#cols {
-                    #t[#j] = 1.0;
+                    #t[#j] = #one;
                     let (_, #col) = #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#col_t,)* (), ());
                     for (#row, #i) in #jac.iter_mut().zip(#col.iter()) {
                         #row[#j] = *#i;
                     }
-                    #t[#j] = 0.0;
+                    #t[#j] = #zero;
                 }
             } else {
-                let mut #wv = ::std::vec![0.0; #m];
+                let mut #wv = ::std::vec![#zero; #m];
                 for (#i, #row) in #jac.iter_mut().enumerate() {
-                    #wv[#i] = 1.0;
+                    #wv[#i] = #one;
                     let #rest = &mut #row[..];
                     #(#row_split)*
                     let _ = #rest;
-                    #vjp(#(#self_arg,)* #(#xs,)* &#wv, true, 1.0, #(#row_slots,)* (), ());
-                    #wv[#i] = 0.0;
+                    #vjp(#(#self_arg,)* #(#xs,)* &#wv, true, #one, #(#row_slots,)* (), ());
+                    #wv[#i] = #zero;
                 }
             }
             (#value, #jac)

@@ -1,5 +1,5 @@
-// A function generic over its float type: one error at the generics should be
-// enough; the uses of `T` in the signature are consequences of it.
+// A type parameter with arithmetic bounds but no `Float` bound: one error at the
+// generics, saying what to write; the uses of `T` in the signature follow from it.
 use gradmacro::differentiate;
 
 #[differentiate]

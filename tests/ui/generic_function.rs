@@ -1,5 +1,6 @@
-// Generic functions cannot be differentiated: the generated code is specific to
-// one float type. The error must point at the generic parameters.
+// A function can be generic over its float type only (`T: num_traits::Float`):
+// a parameter without that bound is rejected, and the error must point at it
+// and say what to write.
 use gradmacro::differentiate;
 
 #[differentiate]

@@ -82,14 +82,16 @@ impl Emitter<'_> {
                     if matches!(st.args[0], Operand::Var(v) if v == st.dst) {
                         // `s = s * x` is written `s *= x`: the same operation.
                         let rhs = unparen(self.operand(&st.args[1], false));
-                        return quote!(#save #dst #op #rhs;);
+                        let update = self.update(&dst, &op.to_string(), rhs);
+                        return quote!(#save #update);
                     }
                     if st.prim.commutative() && matches!(st.args[1], Operand::Var(v) if v == st.dst)
                     {
                         // `s = t + s` is `s += t`: IEEE addition and
                         // multiplication are commutative, bit for bit.
                         let rhs = unparen(self.operand(&st.args[0], false));
-                        return quote!(#save #dst #op #rhs;);
+                        let update = self.update(&dst, &op.to_string(), rhs);
+                        return quote!(#save #update);
                     }
                 }
                 if own_let {
@@ -484,13 +486,14 @@ impl Emitter<'_> {
     fn default_decl(&self, v: &Var) -> TokenStream {
         let ty = &self.ty;
         let ident = &v.ident;
+        let zero = self.lit("0.0");
         if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
             match len {
-                Some(n) => quote!(let mut #ident: [#ty; #n] = [0.0; #n];),
+                Some(n) => quote!(let mut #ident: [#ty; #n] = [#zero; #n];),
                 None => quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();),
             }
         } else if v.kind == VarKind::Active {
-            quote!(let mut #ident: #ty = 0.0;)
+            quote!(let mut #ident: #ty = #zero;)
         } else {
             match &v.ty {
                 Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
@@ -503,6 +506,7 @@ impl Emitter<'_> {
     /// every record kept outside a plain `let`.
     pub(super) fn hoisted_decls(&mut self) -> TokenStream {
         let ty = self.ty.clone();
+        let zero = self.lit("0.0");
         let mut out = TokenStream::new();
         for (i, v) in self.f.vars.iter().enumerate() {
             if !self.a.hoisted[i] || !self.live(VarId(i)) {
@@ -554,11 +558,11 @@ impl Emitter<'_> {
             slots.push((
                 i.to_string(),
                 match (&var.shape, whole) {
-                    (Shape::Array { len: Some(n) }, true) => quote!(let mut #i = [0.0; #n];),
+                    (Shape::Array { len: Some(n) }, true) => quote!(let mut #i = [#zero; #n];),
                     (Shape::Array { len: None }, true) => {
                         quote!(let mut #i = ::std::vec::Vec::new();)
                     }
-                    _ if var.kind == VarKind::Active => quote!(let mut #i: #ty = 0.0;),
+                    _ if var.kind == VarKind::Active => quote!(let mut #i: #ty = #zero;),
                     _ => quote!(let mut #i = ::core::default::Default::default();),
                 },
             ));
@@ -580,7 +584,7 @@ impl Emitter<'_> {
                 let cap = proc_macro2::Literal::usize_unsuffixed(*cap as usize);
                 slots.push((
                     t.to_string(),
-                    quote!(let mut #t: [#ty; #cap] = [0.0; #cap]; let mut #len = 0usize;),
+                    quote!(let mut #t: [#ty; #cap] = [#zero; #cap]; let mut #len = 0usize;),
                 ));
                 continue;
             }

@@ -55,7 +55,7 @@ impl<'a> Emitter<'a> {
     fn new(f: &'a Func, a: &'a Analysis, names: Names) -> Self {
         let mut names = names;
         let seed = names.fresh("d_out");
-        let ty = wrappers::float_ty(f.float);
+        let ty = wrappers::float_ty(&f.float);
         let mut e = Emitter {
             f,
             a,
@@ -90,6 +90,22 @@ impl<'a> Emitter<'a> {
                 top.push(tape.clone());
             }
         }
+    }
+
+    /// A float constant in the function's type: `0.0`, or `T::zero()`.
+    pub fn lit(&self, c: &str) -> TokenStream {
+        crate::generic::lit(&self.ty, c)
+    }
+
+    /// `lhs op rhs;` for a compound assignment `op` (`+=`), in the
+    /// function's type (see [`crate::generic::update`]).
+    pub fn update(
+        &self,
+        lhs: impl quote::ToTokens,
+        op: &str,
+        rhs: impl quote::ToTokens,
+    ) -> TokenStream {
+        crate::generic::update(&self.ty, &lhs.to_token_stream(), op, &rhs.to_token_stream())
     }
 
     /// The core returns the value, so every primal value it reads is live.
@@ -213,11 +229,12 @@ impl<'a> Emitter<'a> {
             quote!()
         };
         let var = self.var(v);
+        let zero = self.lit("0.0");
         match &self.f.var(v).shape {
-            Shape::Scalar => quote!(let #m #d: #ty = 0.0;),
-            Shape::Array { len: Some(n) } => quote!(let #m #d: [#ty; #n] = [0.0; #n];),
+            Shape::Scalar => quote!(let #m #d: #ty = #zero;),
+            Shape::Array { len: Some(n) } => quote!(let #m #d: [#ty; #n] = [#zero; #n];),
             Shape::Array { len: None } => {
-                quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #var.len()];)
+                quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #var.len()];)
             }
         }
     }
@@ -243,7 +260,8 @@ pub fn generate(
     let name = &user.sig.ident;
     // A method's generated functions are methods too, reached through `Self`.
     let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
+    let turbofish = &f.generics.turbofish;
+    let user_fn = quote!(#this #name #turbofish);
     let link = wrappers::doc_link(name, receiver);
     let private = syn::Visibility::Inherited;
     let core_name = format_ident!("__{}_core", name);
@@ -278,7 +296,7 @@ pub fn generate(
         receiver,
         (&core_path, &all_path),
     );
-    let ty = wrappers::float_ty(f.float);
+    let ty = wrappers::float_ty(&f.float);
     let mut forward_mode = if modes.tangent {
         forward_mode(
             f,
@@ -351,6 +369,8 @@ pub(crate) fn placeholders(
         return quote!();
     }
     let (vis, name) = (&user.vis, &user.sig.ident);
+    let generics = crate::generic::Generics::of(&user.sig);
+    let (gp, wc) = (&generics.params, &generics.where_clause);
     let marker = format_ident!("__{}_{}", name, marker);
     let fns = fns.iter().map(|(suffix, (per_param, extra), ret)| {
         let f = format_ident!("{}_{}", name, suffix);
@@ -363,7 +383,7 @@ pub(crate) fn placeholders(
         quote! {
             #[doc(hidden)]
             #[allow(dead_code, clippy::too_many_arguments)]
-            #vis fn #f(_: impl #marker, #(#rest),*) #ret {
+            #vis fn #f #gp(_: impl #marker, #(#rest),*) #ret #wc {
                 ::core::unreachable!()
             }
         }
@@ -434,7 +454,8 @@ fn forward_mode(
 ) -> TokenStream {
     let name = &user.sig.ident;
     let this = receiver.map(|_| quote!(Self::));
-    let user_fn = quote!(#this #name);
+    let turbofish = &f.generics.turbofish;
+    let user_fn = quote!(#this #name #turbofish);
     let core_name = format_ident!("__{}_tangent_core", name);
     let a = analyze(f);
     let core =
@@ -549,6 +570,7 @@ impl Emitter<'_> {
         let mut slots = Vec::new();
         let mut bind = Vec::new();
         let mut finish = Vec::new();
+        let zero = self.lit("0.0");
         for p in &self.f.params {
             let Some(v) = p.var else {
                 slots.push(quote!(_: ()));
@@ -575,7 +597,7 @@ impl Emitter<'_> {
                     let #d: &mut [#ty] = match #d {
                         ::core::option::Option::Some(b) => &mut b[..#x.len()],
                         ::core::option::Option::None => {
-                            #own = ::std::vec![0.0; #x.len()];
+                            #own = ::std::vec![#zero; #x.len()];
                             &mut #own
                         }
                     };
@@ -583,7 +605,7 @@ impl Emitter<'_> {
             } else if self.buffers.contains(&v) {
                 let own = self.names.fresh(&format!("{d}_own"));
                 bind.push(quote! {
-                    let mut #own: #ty = 0.0;
+                    let mut #own: #ty = #zero;
                     let #d: &mut #ty = match #d {
                         ::core::option::Option::Some(b) => b,
                         ::core::option::Option::None => &mut #own,
@@ -591,9 +613,10 @@ impl Emitter<'_> {
                 });
             } else {
                 let local = self.adj(v);
+                let add = self.update(quote!(*b), "+=", &local);
                 finish.push(quote! {
                     if let ::core::option::Option::Some(b) = #d {
-                        *b += #local;
+                        #add
                     }
                 });
             }
@@ -615,11 +638,12 @@ impl Emitter<'_> {
             allow.extend(quote!(#[allow(unused_assignments, unused_variables)]));
         }
         let ptr = vec_refs(self.f);
+        let (gp, wc) = (&self.f.generics.params, &self.f.generics.where_clause);
         quote! {
             #[inline]
             #allow
             #ptr
-            #vis fn #name(#(#params,)* #seed_param, #(#slots),*) #ret {
+            #vis fn #name #gp(#(#params,)* #seed_param, #(#slots),*) #ret #wc {
                 // What uses the generated functions uses the function too.
                 let _ = #user_fn;
                 #(#bind)*
@@ -699,7 +723,7 @@ fn grouped_lets(vars: &[(Ident, bool)], ty: &TokenStream, zero: bool) -> TokenSt
                 .map(|(i, m)| if *m { quote!(mut #i) } else { quote!(#i) });
             let tys = chunk.iter().map(|_| ty);
             if zero {
-                let zeros = chunk.iter().map(|_| quote!(0.0));
+                let zeros = chunk.iter().map(|_| crate::generic::lit(ty, "0.0"));
                 quote!(let (#(#pats,)*): (#(#tys,)*) = (#(#zeros,)*);)
             } else {
                 quote!(let (#(#pats,)*): (#(#tys,)*);)

@@ -235,7 +235,7 @@ impl Emitter<'_> {
                 let d_arr = self.adj(p.arr);
                 let mut out = vec![quote!(#arr.pop();)];
                 if let Some(target) = self.contribution_target(&p.value) {
-                    out.push(quote!(#target += #d_arr[#arr.len()];));
+                    out.push(self.update(&target, "+=", quote!(#d_arr[#arr.len()])));
                 }
                 out
             }
@@ -271,7 +271,8 @@ impl Emitter<'_> {
                         &self.ty,
                     ));
                     if r.write == Write::Overwrite {
-                        out.push(quote!(#seed = 0.0;));
+                        let zero = self.lit("0.0");
+                        out.push(quote!(#seed = #zero;));
                         self.written.insert(r.dst);
                     }
                 }
@@ -338,7 +339,8 @@ impl Emitter<'_> {
             }
             if self_pos.is_empty() && st.write == Write::Overwrite && self.a.zero_needed(self.f, st)
             {
-                out.push(quote!(#d_dst = 0.0;));
+                let zero = self.lit("0.0");
+                out.push(quote!(#d_dst = #zero;));
                 self.written.insert(dst);
             }
             if saved {
@@ -375,7 +377,8 @@ impl Emitter<'_> {
         match single {
             Some(value) => out.push(quote!(#d_dst = #value;)),
             None => {
-                out.push(quote!(#d_dst = 0.0;));
+                let zero = self.lit("0.0");
+                out.push(quote!(#d_dst = #zero;));
                 for &i in &self_pos {
                     let p = self.partial(st, &args, &y, i);
                     out.extend(self.accumulate(&st.args[i], &d_new, p));
@@ -418,17 +421,20 @@ impl Emitter<'_> {
                 (Some(target), StoreOp::Set) if same_array => {
                     let d = self.names.fresh("d_elem");
                     let ty = &self.ty;
-                    out.push(quote!(let #d: #ty = #d_arr[#i]; #d_arr[#i] = 0.0; #target += #d;));
+                    let (zero, add) = (self.lit("0.0"), self.update(&target, "+=", &d));
+                    out.push(quote!(let #d: #ty = #d_arr[#i]; #d_arr[#i] = #zero; #add));
                 }
                 (target, op) => {
                     if let Some(target) = target {
-                        out.push(match op {
-                            StoreOp::Set | StoreOp::Add => quote!(#target += #d_arr[#i];),
-                            StoreOp::Sub => quote!(#target -= #d_arr[#i];),
-                        });
+                        let op = match op {
+                            StoreOp::Set | StoreOp::Add => "+=",
+                            StoreOp::Sub => "-=",
+                        };
+                        out.push(self.update(&target, op, quote!(#d_arr[#i])));
                     }
                     if op == StoreOp::Set {
-                        out.push(quote!(#d_arr[#i] = 0.0;));
+                        let zero = self.lit("0.0");
+                        out.push(quote!(#d_arr[#i] = #zero;));
                     }
                 }
             }
@@ -463,7 +469,8 @@ impl Emitter<'_> {
         } else if self_arg || c.write == Write::Overwrite {
             // The adjoint of the old value starts afresh.
             let d_new = self.names.fresh(&format!("{d_dst}_new"));
-            out.push(quote!(let #d_new = #d_dst; #d_dst = 0.0;));
+            let zero = self.lit("0.0");
+            out.push(quote!(let #d_new = #d_dst; #d_dst = #zero;));
             self.written.insert(dst);
             quote!(#d_new)
         } else {
@@ -484,9 +491,10 @@ impl Emitter<'_> {
                     // A fresh scalar per argument: `g(x, x)` must not lend
                     // `d_x` twice.
                     let g = self.names.fresh("g");
-                    out.push(quote!(let mut #g: #ty = 0.0;));
+                    let zero = self.lit("0.0");
+                    out.push(quote!(let mut #g: #ty = #zero;));
                     let place = self.adj_place(op).expect("an active operand");
-                    after.push(quote!(#place += #g;));
+                    after.push(self.update(&place, "+=", &g));
                     quote!(::core::option::Option::Some(&mut #g))
                 }
                 Share::Array(v) | Share::Slice(v, _) if active => {
@@ -503,10 +511,10 @@ impl Emitter<'_> {
                         // The same array twice: the second share goes
                         // through a buffer of its own.
                         let g = self.names.fresh("g");
-                        out.push(quote!(let mut #g: ::std::vec::Vec<#ty> = ::std::vec![0.0; #part.len()];));
-                        after.push(
-                            quote!(for (d, g) in #part.iter_mut().zip(#g.iter()) { *d += *g; }),
-                        );
+                        let zero = self.lit("0.0");
+                        out.push(quote!(let mut #g: ::std::vec::Vec<#ty> = ::std::vec![#zero; #part.len()];));
+                        let add = self.update(quote!(*d), "+=", quote!(*g));
+                        after.push(quote!(for (d, g) in #part.iter_mut().zip(#g.iter()) { #add }));
                         quote!(::core::option::Option::Some(&mut #g[..]))
                     } else {
                         lent.push(*v);
@@ -517,10 +525,11 @@ impl Emitter<'_> {
                     let scratch = self.names.fresh("scratch");
                     self.rec.scratch.push(scratch.clone());
                     let n = self.names.fresh("n");
+                    let zero = self.lit("0.0");
                     out.push(quote! {
                         let #n = #len;
                         if #scratch.len() < #n {
-                            #scratch.resize(#n, 0.0);
+                            #scratch.resize(#n, #zero);
                         }
                     });
                     quote!(::core::option::Option::Some(&mut #scratch[..#n]))
@@ -544,15 +553,16 @@ impl Emitter<'_> {
         p: Partial,
     ) -> Option<TokenStream> {
         let d = self.contribution_target(arg)?;
+        let op = |neg: bool| if neg { "-=" } else { "+=" };
         Some(match p {
             Partial::Zero => return None,
-            Partial::Unit { neg: false } => quote!(#d += #seed;),
-            Partial::Unit { neg: true } => quote!(#d -= #seed;),
-            Partial::Times { neg: false, expr } => quote!(#d += #seed * #expr;),
-            Partial::Times { neg: true, expr } => quote!(#d -= #seed * #expr;),
-            Partial::Over { neg: false, expr } => quote!(#d += #seed / #expr;),
-            Partial::Over { neg: true, expr } => quote!(#d -= #seed / #expr;),
-            Partial::When { cond } => quote!(if #cond { #d += #seed; }),
+            Partial::Unit { neg } => self.update(&d, op(neg), seed),
+            Partial::Times { neg, expr } => self.update(&d, op(neg), quote!(#seed * #expr)),
+            Partial::Over { neg, expr } => self.update(&d, op(neg), quote!(#seed / #expr)),
+            Partial::When { cond } => {
+                let add = self.update(&d, "+=", seed);
+                quote!(if #cond { #add })
+            }
         })
     }
 

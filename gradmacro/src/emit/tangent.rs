@@ -67,10 +67,11 @@ impl Emitter<'_> {
             let d = t.dot(&mut self, out_var);
             quote!(#d)
         } else {
+            let zero = self.lit("0.0");
             match &self.f.var(out_var).shape {
-                Shape::Scalar => quote!(0.0),
-                Shape::Array { len: Some(n) } => quote!([0.0; #n]),
-                Shape::Array { len: None } => quote!(::std::vec![0.0; #out.len()]),
+                Shape::Scalar => zero,
+                Shape::Array { len: Some(n) } => quote!([#zero; #n]),
+                Shape::Array { len: None } => quote!(::std::vec![#zero; #out.len()]),
             }
         };
         let body = if self.f.has_return {
@@ -106,11 +107,12 @@ impl Emitter<'_> {
         }
         let allow = super::many_args(params.len() + slots.len());
         let ptr = super::vec_refs(self.f);
+        let (gp, wc) = (&self.f.generics.params, &self.f.generics.where_clause);
         quote! {
             #[inline]
             #allow
             #ptr
-            fn #name(#(#params,)* #(#slots),*) -> (#out_ty, #out_ty) {
+            fn #name #gp(#(#params,)* #(#slots),*) -> (#out_ty, #out_ty) #wc {
                 let _ = #user_fn;
                 #body
                 (#out, #out_dot)
@@ -160,12 +162,14 @@ impl Emitter<'_> {
         let out_dot = if ends_in_return {
             quote!()
         } else {
-            t.operand(&mut self, &out).unwrap_or_else(|| quote!(0.0))
+            let zero = self.lit("0.0");
+            t.operand(&mut self, &out).unwrap_or(zero)
         };
         // The macro reads `vec![..]` by that name only.
         let body = plain_vec(quote!(#(#zero_tangents)* #body));
+        let (gp, wc) = (&self.f.generics.params, &self.f.generics.where_clause);
         let item = quote! {
-            fn #name(#(#params,)* #(#t_params),*) -> #ty {
+            fn #name #gp(#(#params,)* #(#t_params),*) -> #ty #wc {
                 #body
                 #out_dot
             }
@@ -182,7 +186,8 @@ impl Emitter<'_> {
         for p in &self.f.params {
             if p.var.is_none() && t.need[p.id.0] && !p.shape.is_array() {
                 let d = t.dot(self, p.id);
-                out.push(quote!(let mut #d: #ty = 0.0;));
+                let zero = self.lit("0.0");
+                out.push(quote!(let mut #d: #ty = #zero;));
             }
         }
         out
@@ -239,7 +244,7 @@ impl Emitter<'_> {
                 if let Some(other) = other {
                     let dst = self.var(st.dst);
                     let rhs = super::unparen(self.operand(other, false));
-                    return quote!(#dst #op #rhs;);
+                    return self.update(&dst, &op.to_string(), rhs);
                 }
             }
         }
@@ -283,7 +288,7 @@ impl Emitter<'_> {
                 let reads_dst = st.args.iter().any(|a| a.reads().contains(&st.dst));
                 let dst = self.var(st.dst);
                 let terms = st.prim.tangent_terms(&operands, &quote!(#dst), &ty, &dots);
-                let dot = sum_terms(&terms);
+                let dot = sum_terms(&terms, &ty);
                 if reads_dst && !self.tan_declares(st.dst, st.write) {
                     let d = t.dot(self, st.dst);
                     let own = quote!(#d).to_string();
@@ -295,13 +300,10 @@ impl Emitter<'_> {
                         rest.remove(k);
                         let update = match rest.as_slice() {
                             [] => quote!(),
-                            [one] if one.neg => {
-                                let e = &one.expr;
-                                quote!(#d -= #e;)
-                            }
+                            [one] if one.neg => self.update(&d, "-=", &one.expr),
                             _ => {
-                                let r = sum_terms(&rest);
-                                quote!(#d += #r;)
+                                let r = sum_terms(&rest, &ty);
+                                self.update(&d, "+=", r)
                             }
                         };
                         let set = self.step_set(st, annot, value);
@@ -316,8 +318,10 @@ impl Emitter<'_> {
                     // The partials read the old value and the new: the new
                     // one waits until the tangent is made.
                     let next = self.names.fresh("next");
-                    let dot =
-                        sum_terms(&st.prim.tangent_terms(&operands, &quote!(#next), &ty, &dots));
+                    let dot = sum_terms(
+                        &st.prim.tangent_terms(&operands, &quote!(#next), &ty, &dots),
+                        &ty,
+                    );
                     let set_dot = self.assign_dot(st.dst, st.write, dot, t);
                     return quote!(let #next = #value; #set_dot #dst = #next;);
                 }
@@ -358,7 +362,10 @@ impl Emitter<'_> {
                 let d = t.dot(self, st.arr);
                 match (t.operand(self, &st.value), st.op) {
                     (Some(dot), _) => quote!(#primal #d[#i] #op #dot;),
-                    (None, StoreOp::Set) => quote!(#primal #d[#i] = 0.0;),
+                    (None, StoreOp::Set) => {
+                        let zero = self.lit("0.0");
+                        quote!(#primal #d[#i] = #zero;)
+                    }
                     (None, _) => primal,
                 }
             }
@@ -369,7 +376,8 @@ impl Emitter<'_> {
                     return quote!(#arr.push(#value););
                 }
                 let d = t.dot(self, p.arr);
-                let dot = t.operand(self, &p.value).unwrap_or_else(|| quote!(0.0));
+                let zero = self.lit("0.0");
+                let dot = t.operand(self, &p.value).unwrap_or(zero);
                 quote!(#arr.push(#value); #d.push(#dot);)
             }
             Stmt::ArrayDef(d) => {
@@ -390,9 +398,10 @@ impl Emitter<'_> {
                     return primal;
                 }
                 let arr = self.var(d.dst);
+                let zero = self.lit("0.0");
                 let zeros = match &self.f.var(d.dst).shape {
-                    Shape::Array { len: Some(n) } => quote!([0.0; #n]),
-                    _ => quote!(::std::vec![0.0; #arr.len()]),
+                    Shape::Array { len: Some(n) } => quote!([#zero; #n]),
+                    _ => quote!(::std::vec![#zero; #arr.len()]),
                 };
                 let dot = t.dot(self, d.dst);
                 if self.tan_declares(d.dst, d.write) {
@@ -475,7 +484,10 @@ impl Emitter<'_> {
                 let out = self.f.output;
                 match t.operand(self, &Operand::Var(out)) {
                     Some(d) => quote!(return #d;),
-                    None => quote!(return 0.0;),
+                    None => {
+                        let zero = self.lit("0.0");
+                        quote!(return #zero;)
+                    }
                 }
             }
             Stmt::Exit(Exit::Return) => {
@@ -651,7 +663,7 @@ pub(super) fn tangent_wrappers(
 ) -> TokenStream {
     let vis = &user.vis;
     let name = &user.sig.ident;
-    let ty = super::float_ty(f.float);
+    let ty = super::float_ty(&f.float);
     let link = super::wrappers::doc_link(name, receiver);
     let (params, args) = super::wrappers::params_and_args(f, receiver);
 
@@ -702,10 +714,11 @@ pub(super) fn tangent_wrappers(
         }
         if lost {
             pf_args.push(quote!(()));
+            let zero = crate::generic::lit(&ty, "0.0");
             poison.push(if p.shape.is_array() {
-                quote!(#d.is_some_and(|t| t.iter().any(|&v| v != 0.0)))
+                quote!(#d.is_some_and(|t| t.iter().any(|&v| v != #zero)))
             } else {
-                quote!(#d != 0.0)
+                quote!(#d != #zero)
             });
             continue;
         }
@@ -716,13 +729,14 @@ pub(super) fn tangent_wrappers(
         pf_args.push(quote!(#d));
     }
     let result = pf.fresh("result");
+    let nan = crate::generic::nan(&ty);
     let finish = if poison.is_empty() {
         quote!(#all_core(#(#all_args,)* #(#pf_args),*))
     } else {
         quote! {
             let #result = #all_core(#(#all_args,)* #(#pf_args),*);
             if #(#poison)||* {
-                (#result.0, #ty::NAN)
+                (#result.0, #nan)
             } else {
                 #result
             }
@@ -744,6 +758,7 @@ pub(super) fn tangent_wrappers(
     let ptr = super::vec_refs(f);
     let ptr_all = super::vec_refs(all);
     let generated = " Generated by `#[differentiate(tangent)]`.";
+    let (gp, wc) = (&f.generics.params, &f.generics.where_clause);
     quote! {
         #[doc = #doc]
         #[doc = ""]
@@ -753,7 +768,7 @@ pub(super) fn tangent_wrappers(
         #[inline]
         #many
         #ptr
-        #vis fn #tangent_name(#(#params,)* #(#t_params),*) -> (#ty, #ty) {
+        #vis fn #tangent_name #gp(#(#params,)* #(#t_params),*) -> (#ty, #ty) #wc {
             #(#checks)*
             #core(#(#args,)* #(#slots),*)
         }
@@ -762,7 +777,7 @@ pub(super) fn tangent_wrappers(
         #[inline]
         #many_pf
         #ptr_all
-        #vis fn #pushforward_name(#(#all_params,)* #(#pf_slots),*) -> (#ty, #ty) {
+        #vis fn #pushforward_name #gp(#(#all_params,)* #(#pf_slots),*) -> (#ty, #ty) #wc {
             #(#bind)*
             #finish
         }
@@ -814,12 +829,13 @@ fn plain_vec(tokens: TokenStream) -> TokenStream {
 /// Binds `t: &[ty]` from a slot `t: Option<&[ty]>`, zeros (as long as `x`)
 /// for `None`: a caller without a tangent for that argument.
 pub(crate) fn zeros_for_none(t: &Ident, zeros: &Ident, x: &Ident, ty: &TokenStream) -> TokenStream {
+    let zero = crate::generic::lit(ty, "0.0");
     quote! {
         let #zeros: ::std::vec::Vec<#ty>;
         let #t: &[#ty] = match #t {
             ::core::option::Option::Some(t) => t,
             ::core::option::Option::None => {
-                #zeros = ::std::vec![0.0; #x.len()];
+                #zeros = ::std::vec![#zero; #x.len()];
                 &#zeros
             }
         };

@@ -34,7 +34,7 @@ pub fn wrappers(
     let name = &user.sig.ident;
     // Each generated function is a scope of its own: names start afresh.
     let mut pullback_names = names.clone();
-    let ty = float_ty(f.float);
+    let ty = float_ty(&f.float);
     let entries: Vec<Entry> = f
         .params
         .iter()
@@ -69,11 +69,12 @@ pub fn wrappers(
         .iter()
         .map(|en| {
             let (x, d) = (&en.x, &en.d);
+            let zero = crate::generic::lit(&ty, "0.0");
             match &en.shape {
-                Shape::Scalar => quote!(let mut #d: #ty = 0.0;),
-                Shape::Array { len: Some(n) } => quote!(let mut #d: [#ty; #n] = [0.0; #n];),
+                Shape::Scalar => quote!(let mut #d: #ty = #zero;),
+                Shape::Array { len: Some(n) } => quote!(let mut #d: [#ty; #n] = [#zero; #n];),
                 Shape::Array { len: None } => {
-                    quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![0.0; #x.len()];)
+                    quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #x.len()];)
                 }
             }
         })
@@ -123,6 +124,8 @@ pub fn wrappers(
     let adjoint_name = format_ident!("{}_adjoint", name);
     let acc_name = format_ident!("{}_adjoint_acc", name);
     let ptr = vec_refs(f);
+    let one = crate::generic::lit(&ty, "1.0");
+    let (gp, wc) = (&f.generics.params, &f.generics.where_clause);
     let many = many_args(params.len());
     let many_1 = many_args(params.len() + 1);
     let many_acc = many_args(params.len() + 1 + buffers.len());
@@ -138,16 +141,16 @@ pub fn wrappers(
         #[inline]
         #many
         #ptr
-        #vis fn #grad_name(#(#params),*) -> (#ty, #grad_ty) {
+        #vis fn #grad_name #gp(#(#params),*) -> (#ty, #grad_ty) #wc {
             #(#zeros)*
-            let #value = #core(#(#args,)* 1.0, #(#own_slots),*);
+            let #value = #core(#(#args,)* #one, #(#own_slots),*);
             (#value, #grad)
         }
         #(#[doc = #adjoint_doc])*
         #[inline]
         #many_1
         #ptr
-        #vis fn #adjoint_name(#(#params,)* #seed: #ty) -> #grad_ty {
+        #vis fn #adjoint_name #gp(#(#params,)* #seed: #ty) -> #grad_ty #wc {
             #(#zeros)*
             #core(#(#args,)* #seed, #(#own_slots),*);
             #grad
@@ -156,7 +159,7 @@ pub fn wrappers(
         #[inline]
         #many_acc
         #ptr
-        #vis fn #acc_name(#(#params,)* #seed: #ty, #(#buffers),*) {
+        #vis fn #acc_name #gp(#(#params,)* #seed: #ty, #(#buffers),*) #wc {
             #(#checks)*
             #core(#(#args,)* #seed, #(#acc_slots),*);
         }
@@ -182,6 +185,7 @@ fn pullback(
     let mut slots = Vec::new();
     let mut slot_args = Vec::new();
     let mut poison = Vec::new();
+    let nan = crate::generic::nan(ty);
     for (i, p) in all.params.iter().enumerate() {
         let x = &p.ident;
         if unavailable.get(i) == Some(&true) {
@@ -192,13 +196,13 @@ fn pullback(
             if p.shape.is_array() {
                 poison.push(quote! {
                     if let ::core::option::Option::Some(b) = #d {
-                        b.fill(#ty::NAN);
+                        b.fill(#nan);
                     }
                 });
             } else {
                 poison.push(quote! {
                     if let ::core::option::Option::Some(b) = #d {
-                        *b = #ty::NAN;
+                        *b = #nan;
                     }
                 });
             }
@@ -221,13 +225,14 @@ fn pullback(
     let name = format_ident!("{}_pullback", name);
     let many = many_args(params.len() + 1 + slots.len());
     let ptr = vec_refs(all);
+    let (gp, wc) = (&all.generics.params, &all.generics.where_clause);
     quote! {
         #[doc = #doc]
         #[doc(hidden)]
         #[inline]
         #many
         #ptr
-        #vis fn #name(#(#params,)* #seed: #ty, #(#slots),*) {
+        #vis fn #name #gp(#(#params,)* #seed: #ty, #(#slots),*) #wc {
             #(#poison)*
             #core(#(#args,)* #seed, #(#slot_args),*);
         }
@@ -332,9 +337,10 @@ pub fn slot_ty(shape: &Shape, ty: &TokenStream) -> TokenStream {
 }
 
 /// The float type's name, as generated code writes it.
-pub fn float_ty(float: Float) -> TokenStream {
+pub fn float_ty(float: &Float) -> TokenStream {
     match float {
         Float::F64 => quote!(f64),
         Float::F32 => quote!(f32),
+        Float::Generic(t) => quote!(#t),
     }
 }

@@ -107,7 +107,10 @@ impl Lowerer<'_> {
         let mut elements = Vec::new();
         for (i, el) in elems.iter().enumerate() {
             if rename::mentions_active(el, self) {
-                parts.push(quote!(0.0));
+                parts.push(crate::generic::lit(
+                    &crate::emit::float_ty(&self.float),
+                    "0.0",
+                ));
                 elements.push((i, el.clone()));
             } else {
                 let p = self.passive(el)?;

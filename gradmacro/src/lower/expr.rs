@@ -211,10 +211,8 @@ impl Lowerer<'_> {
             syn::Type::Path(p) => p.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
-        let own = match self.float {
-            Float::F64 => "f64",
-            Float::F32 => "f32",
-        };
+        let own = crate::emit::float_ty(&self.float).to_string();
+        let own = own.as_str();
         match target.as_deref() {
             Some(t @ ("f64" | "f32")) => match self.expr(&c.expr) {
                 // `v.iter().count() as f64`: an integer made a float.
@@ -295,7 +293,11 @@ impl Lowerer<'_> {
         // `f64::sin(x)`: the path form of a method.
         if let Expr::Path(p) = &*c.func {
             let segs = crate::lower::path_names(&p.path);
-            if p.qself.is_none() && segs.len() == 2 && (segs[0] == "f64" || segs[0] == "f32") {
+            let generic = matches!(&self.float, Float::Generic(t) if *t == segs[0]);
+            if p.qself.is_none()
+                && segs.len() == 2
+                && (segs[0] == "f64" || segs[0] == "f32" || generic)
+            {
                 if let Some(prim) = Prim::from_method(&segs[1]) {
                     let args: Vec<&Expr> = c.args.iter().collect();
                     return self.prim_call(prim, &args, p.path.segments[1].ident.span(), e);
@@ -348,8 +350,9 @@ impl Lowerer<'_> {
             self.cx.error(&c.func, format!("`{name}` is a local variable (a closure?): only functions can be called with a differentiated argument; write the computation inline, or make it a `#[differentiate]` function"));
             return self.passive_val_silent();
         }
+        // `g::<T>(x)` keeps its turbofish: `g_pullback::<T>`.
         if p.qself.is_some()
-            || !last.arguments.is_none()
+            || matches!(last.arguments, syn::PathArguments::Parenthesized(_))
             || self.resolve(&name).is_some() && p.path.segments.len() == 1
         {
             self.cx.error(&c.func, "only plain function paths (`f(x)`, `module::f(x)`) can be called with a differentiated argument");

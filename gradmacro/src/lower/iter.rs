@@ -67,10 +67,11 @@ impl Lowerer<'_> {
             Start::Reduce(prim) => {
                 // `Sum for f64` starts from -0.0 (the empty sum is -0.0, and
                 // -0.0 + x is x for every x, +0.0 included).
+                let ty = crate::emit::float_ty(&self.float);
                 let (tokens, primary) = if prim == Prim::Add {
-                    (quote!(-0.0), false)
+                    (crate::generic::lit(&ty, "-0.0"), false)
                 } else {
-                    (quote!(1.0), true)
+                    (crate::generic::lit(&ty, "1.0"), true)
                 };
                 Val::Const(Passive {
                     tokens,
@@ -262,7 +263,10 @@ impl Lowerer<'_> {
             v,
             super::array::ArrayInit {
                 init: Passive {
-                    tokens: quote!([0.0; #n]),
+                    tokens: {
+                        let zero = crate::generic::lit(&crate::emit::float_ty(&self.float), "0.0");
+                        quote!([#zero; #n])
+                    },
                     primary: true,
                     reads: Vec::new(),
                 },

@@ -133,7 +133,7 @@ pub(crate) fn lower(
     let mut l = Lowerer {
         cx,
         names: Names::avoiding(f.to_token_stream()),
-        float: sig.float,
+        float: sig.float.clone(),
         vars: Vec::new(),
         user_name: Vec::new(),
         var_block: Vec::new(),
@@ -189,7 +189,8 @@ pub(crate) fn lower(
     let names = l.names.clone();
     let func = output.map(|output| {
         let mut func = Func {
-            float: sig.float,
+            float: sig.float.clone(),
+            generics: crate::generic::Generics::of(&f.sig),
             params,
             vars: l.vars,
             body: Block { stmts: l.cur },

@@ -93,7 +93,7 @@ impl Parts<'_> {
 pub(super) fn tangent(parts: &Parts, names: Names) -> TokenStream {
     let (user, func, receiver) = (parts.user, parts.func, parts.receiver);
     let (vis, name) = (&user.vis, &user.sig.ident);
-    let ty = emit::float_ty(func.float);
+    let ty = emit::float_ty(&func.float);
     let this = receiver.map(|_| quote!(Self::));
     let user_fn = quote!(#this #name);
     let core_name = format_ident!("__{}_tangent_core", name);
@@ -198,7 +198,7 @@ pub(super) fn generate(parts: &Parts, lowered_names: Names) -> TokenStream {
         parts.receiver,
     );
     let (vis, name) = (&user.vis, &user.sig.ident);
-    let ty = emit::float_ty(func.float);
+    let ty = emit::float_ty(&func.float);
     let this = receiver.map(|_| quote!(Self::));
     let user_fn = quote!(#this #name);
     let core_name = format_ident!("__{}_core", name);

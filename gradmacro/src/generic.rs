@@ -1,0 +1,104 @@
+//! How generated code spells floats, for `f64`/`f32` and for a generic float
+//! `T: num_traits::Float`: every constant, cast and in-place update the
+//! emitter and the rules write goes through here. For `f64`/`f32` the output
+//! is the plain literal (`0.0`, `x as f64`, `d += e`); for `T` it is what
+//! `T`'s own bound offers (`T::zero()`, `T::from(c).unwrap()`, `d = d + e`),
+//! so the generated code needs nothing the user's bound does not give.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{quote, ToTokens};
+
+/// Whether `ty` (as returned by `float_ty`) is a generic float parameter.
+pub fn is_generic(ty: &TokenStream) -> bool {
+    let s = ty.to_string();
+    s != "f64" && s != "f32"
+}
+
+/// The float constant `c` (a literal as written, `"0.0"`, `"-0.0"`, `"2.0"`)
+/// in the type `ty`.
+pub fn lit(ty: &TokenStream, c: &str) -> TokenStream {
+    if !is_generic(ty) {
+        return c.parse().expect("a float literal");
+    }
+    match c {
+        "0.0" => quote!(#ty::zero()),
+        "1.0" => quote!(#ty::one()),
+        "-0.0" => quote!(-#ty::zero()),
+        "-1.0" => quote!(-#ty::one()),
+        _ => {
+            let c: TokenStream = c.parse().expect("a float literal");
+            quote!(#ty::from(#c).unwrap())
+        }
+    }
+}
+
+/// NaN in the type `ty`.
+pub fn nan(ty: &TokenStream) -> TokenStream {
+    if is_generic(ty) {
+        quote!(#ty::nan())
+    } else {
+        quote!(#ty::NAN)
+    }
+}
+
+/// The constant `core::f64::consts::<name>` (`LN_2`, `PI`, ...) in `ty`.
+pub fn consts(ty: &TokenStream, name: &str) -> TokenStream {
+    let name = proc_macro2::Ident::new(name, proc_macro2::Span::call_site());
+    if is_generic(ty) {
+        quote!(#ty::from(::core::f64::consts::#name).unwrap())
+    } else {
+        quote!(::core::#ty::consts::#name)
+    }
+}
+
+/// An integer expression (primary) converted to `ty`.
+pub fn from_int(ty: &TokenStream, e: &TokenStream) -> TokenStream {
+    if is_generic(ty) {
+        quote!(#ty::from(#e).unwrap())
+    } else {
+        quote!(#e as #ty)
+    }
+}
+
+/// The statement `lhs op rhs;` for a compound assignment `op` (`+=`, `-=`,
+/// `*=`): `num_traits::Float` has no `AddAssign`, so for a generic float it
+/// is written `lhs = lhs + (rhs);`.
+pub fn update(ty: &TokenStream, lhs: &TokenStream, op: &str, rhs: &TokenStream) -> TokenStream {
+    let assign: TokenStream = op.parse().expect("a compound assignment");
+    if !is_generic(ty) {
+        return quote!(#lhs #assign #rhs;);
+    }
+    let bin: TokenStream = op.trim_end_matches('=').parse().expect("an operator");
+    let simple = rhs.clone().into_iter().count() == 1
+        && !matches!(rhs.clone().into_iter().next(), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::None);
+    if simple {
+        quote!(#lhs = #lhs #bin #rhs;)
+    } else {
+        quote!(#lhs = #lhs #bin (#rhs);)
+    }
+}
+
+/// The user's generics, re-emitted verbatim on every generated function.
+#[derive(Clone, Debug, Default)]
+pub struct Generics {
+    /// `<T: Float>`, empty for a non-generic function.
+    pub params: TokenStream,
+    /// `where T: Float`, or empty.
+    pub where_clause: TokenStream,
+    /// `::<T>`, or empty.
+    pub turbofish: TokenStream,
+}
+
+impl Generics {
+    pub fn of(sig: &syn::Signature) -> Generics {
+        if sig.generics.params.is_empty() && sig.generics.where_clause.is_none() {
+            return Generics::default();
+        }
+        let (params, args, where_clause) = sig.generics.split_for_impl();
+        Generics {
+            params: params.to_token_stream(),
+            where_clause: where_clause.to_token_stream(),
+            turbofish: args.as_turbofish().to_token_stream(),
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Functions generic over their float type, `T: num_traits::Float`,
+//! differentiated once and called at `f64` and at `f32`.
+//!
+//! Every gradient is compared with one derived by hand on paper, at several
+//! points, in both types (to a tolerance scaled by the type's epsilon: the
+//! two sides round differently); the value returned by `f_grad` must be
+//! bit-for-bit the function's own, in both types.
+
+use gradmacro::differentiate;
+use num_traits::{Float, FloatConst};
+use std::fmt::Debug;
+
+/// Agreement of a generated and a hand-derived derivative, in `T`'s own
+/// precision.
+#[track_caller]
+fn assert_near<T: Float + Debug>(what: &str, got: T, want: T) {
+    let (g, w) = (got.to_f64().unwrap(), want.to_f64().unwrap());
+    let tol = T::epsilon().to_f64().unwrap() * 256.0 * w.abs().max(1.0);
+    assert!(
+        (g - w).abs() <= tol,
+        "{what}: got {g:e}, want {w:e} (tolerance {tol:e})"
+    );
+}
+
+#[track_caller]
+fn assert_all_near<T: Float + Debug>(what: &str, got: &[T], want: &[T]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert_near(&format!("{what}[{i}]"), g, w);
+    }
+}
+
+#[track_caller]
+fn assert_bits<T: Float + Debug>(what: &str, got: T, want: T) {
+    assert!(
+        got.to_f64().unwrap().to_bits() == want.to_f64().unwrap().to_bits(),
+        "{what}: got {got:?}, expected exactly {want:?}"
+    );
+}
+
+fn c<T: Float>(v: f64) -> T {
+    T::from(v).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Scalars, constants, bounds.
+// ---------------------------------------------------------------------------
+
+/// `x² y + 2.5 sin y - 1`: d/dx = 2xy, d/dy = x² + 2.5 cos y.
+#[differentiate]
+fn poly<T: Float>(x: T, y: T) -> T {
+    x * x * y + T::from(2.5).unwrap() * y.sin() - T::one()
+}
+
+fn check_poly<T: Float + Debug>() {
+    for (x, y) in [(1.5, 0.25), (-0.75, 2.0), (3.0, -1.25)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (v, (dx, dy)) = poly_grad(x, y);
+        assert_bits("poly value", v, poly(x, y));
+        assert_near("dpoly/dx", dx, c::<T>(2.0) * x * y);
+        assert_near("dpoly/dy", dy, x * x + c::<T>(2.5) * y.cos());
+        let (ax, ay) = poly_adjoint(x, y, c(-1.75));
+        assert_near("adjoint x", ax, c::<T>(-1.75) * dx);
+        assert_near("adjoint y", ay, c::<T>(-1.75) * dy);
+        let (mut bx, mut by) = (T::one(), T::zero());
+        poly_adjoint_acc(x, y, T::one(), &mut bx, &mut by);
+        assert_near("acc x", bx, T::one() + dx);
+        assert_near("acc y", by, dy);
+    }
+}
+
+#[test]
+fn scalar_function_at_f64_and_f32() {
+    check_poly::<f64>();
+    check_poly::<f32>();
+    // Explicit instantiation, as the API promises.
+    let (v, (dx, _)) = poly_grad::<f32>(2.0, 0.5);
+    assert_bits("turbofish", v, poly(2.0f32, 0.5f32));
+    assert_near("turbofish dx", dx, 2.0f32);
+}
+
+/// The bound in a `where` clause, with an extra bound (`Debug`), the float
+/// trait written as a full path; constants of every kind `T` offers:
+/// `T::zero()`, `T::epsilon()`, `T::infinity()`, `T::max_value()`,
+/// `T::from(i).unwrap()` for an integer `i`.
+///
+/// f = Σ_{i<n} (i+1) x² + max(x, ε) + min(y, ∞) · 1 + (y < max ⇒ 0)
+///   d/dx = Σ (i+1) 2x + [x ≥ ε],  d/dy = 1.
+#[differentiate]
+fn constants<T>(x: T, y: T, n: usize) -> T
+where
+    T: num_traits::Float + Debug,
+{
+    let mut s = T::zero();
+    for i in 0..n {
+        s = s + T::from(i + 1).unwrap() * x.powi(2);
+    }
+    let big = if y < T::max_value() {
+        T::zero()
+    } else {
+        T::nan()
+    };
+    s + x.max(T::epsilon()) + y.min(T::infinity()) + big
+}
+
+fn check_constants<T: Float + Debug>() {
+    for (x, y, n) in [(0.5, 1.0, 3usize), (-2.0, -0.5, 1), (1.25, 4.0, 0)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (v, (dx, dy)) = constants_grad(x, y, n);
+        assert_bits("constants value", v, constants(x, y, n));
+        let tri = T::from(n * (n + 1) / 2).unwrap();
+        let kink = if x >= T::epsilon() {
+            T::one()
+        } else {
+            T::zero()
+        };
+        assert_near("dconstants/dx", dx, tri * c::<T>(2.0) * x + kink);
+        assert_near("dconstants/dy", dy, T::one());
+    }
+}
+
+#[test]
+fn where_clause_and_constants() {
+    check_constants::<f64>();
+    check_constants::<f32>();
+}
+
+/// `FloatConst` constants and the path form of a method (`T::sqrt(x)`):
+/// f = sin(π x) / √2 + x³ / 3 + √x,
+/// f' = π cos(π x) / √2 + x² + 1 / (2 √x).
+#[differentiate]
+fn wave<T: Float + FloatConst>(x: T) -> T {
+    (T::PI() * x).sin() * T::FRAC_1_SQRT_2() + x.powi(3) / T::from(3).unwrap() + T::sqrt(x)
+}
+
+fn check_wave<T: Float + FloatConst + Debug>() {
+    for x in [0.25, 1.0, 2.5] {
+        let x: T = c(x);
+        let (v, d) = wave_grad(x);
+        assert_bits("wave value", v, wave(x));
+        let want = T::PI() * (T::PI() * x).cos() * T::FRAC_1_SQRT_2()
+            + x * x
+            + T::one() / (c::<T>(2.0) * x.sqrt());
+        assert_near("dwave/dx", d, want);
+    }
+}
+
+#[test]
+fn float_const_bound() {
+    check_wave::<f64>();
+    check_wave::<f32>();
+}
+
+/// Methods with several operands and a branch:
+/// x ≥ 0: f = fma(x, y, 1) + hypot(x, y) + atan2(y, x)
+/// x < 0: f = exp(x) · y
+#[differentiate]
+fn methods<T: Float>(x: T, y: T) -> T {
+    if x >= T::zero() {
+        x.mul_add(y, T::one()) + x.hypot(y) + y.atan2(x)
+    } else {
+        x.exp() * y
+    }
+}
+
+fn check_methods<T: Float + Debug>() {
+    for (x, y) in [(0.5, 1.5), (2.0, -0.75), (-1.0, 0.5), (-0.25, -2.0)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (v, (dx, dy)) = methods_grad(x, y);
+        assert_bits("methods value", v, methods(x, y));
+        let (wx, wy) = if x >= T::zero() {
+            let r = x.hypot(y);
+            let r2 = x * x + y * y;
+            (y + x / r - y / r2, x + y / r + x / r2)
+        } else {
+            (x.exp() * y, x.exp())
+        };
+        assert_near("dmethods/dx", dx, wx);
+        assert_near("dmethods/dy", dy, wy);
+    }
+}
+
+#[test]
+fn methods_and_branches() {
+    check_methods::<f64>();
+    check_methods::<f32>();
+}
+
+// ---------------------------------------------------------------------------
+// Arrays, loops, calls.
+// ---------------------------------------------------------------------------
+
+/// Softplus of each `w_i x`, summed, in a loop with a branch (the stable
+/// form): d/dx = Σ w_i σ(w_i x), d/dw_i = x σ(w_i x).
+#[differentiate]
+fn softplus<T>(x: T, w: &[T]) -> T
+where
+    T: Float,
+{
+    let mut s = T::zero();
+    for wi in w.iter() {
+        let z = *wi * x;
+        if z > T::zero() {
+            s = s + z + (-z).exp().ln_1p();
+        } else {
+            s = s + z.exp().ln_1p();
+        }
+    }
+    s
+}
+
+fn sigmoid<T: Float>(z: T) -> T {
+    T::one() / (T::one() + (-z).exp())
+}
+
+fn check_softplus<T: Float + Debug>() {
+    let w: Vec<T> = [0.5, -1.25, 2.0, 0.0, -0.3].iter().map(|&v| c(v)).collect();
+    for x in [0.75, -1.5, 2.25] {
+        let x: T = c(x);
+        let (v, (dx, dw)) = softplus_grad(x, &w);
+        assert_bits("softplus value", v, softplus(x, &w));
+        let want_dx = w.iter().fold(T::zero(), |a, &wi| a + wi * sigmoid(wi * x));
+        assert_near("dsoftplus/dx", dx, want_dx);
+        let want_dw: Vec<T> = w.iter().map(|&wi| x * sigmoid(wi * x)).collect();
+        assert_all_near("dsoftplus/dw", &dw, &want_dw);
+        let mut acc_x = T::zero();
+        let mut acc_w = vec![T::zero(); w.len()];
+        softplus_adjoint_acc(x, &w, T::one(), &mut acc_x, &mut acc_w);
+        assert_near("acc x", acc_x, dx);
+        assert_all_near("acc w", &acc_w, &dw);
+    }
+}
+
+#[test]
+fn arrays_loops_branches() {
+    check_softplus::<f64>();
+    check_softplus::<f32>();
+}
+
+/// `inner(x, w) = Σ w_i sin(x + i)`, via a `fold`.
+#[differentiate]
+fn inner<T: Float>(x: T, w: &[T]) -> T {
+    w.iter().enumerate().fold(T::zero(), |acc, (i, &wi)| {
+        acc + wi * (x + T::from(i).unwrap()).sin()
+    })
+}
+
+/// A generic differentiated function calling another, with and without a
+/// turbofish: outer = inner(x, w) · x + inner(x², w).
+#[differentiate]
+fn outer<T: Float>(x: T, w: &[T]) -> T {
+    inner(x, w) * x + inner::<T>(x * x, w)
+}
+
+fn check_outer<T: Float + Debug>() {
+    let w: Vec<T> = [1.5, -0.5, 0.25].iter().map(|&v| c(v)).collect();
+    let inner_at = |x: T| -> (T, T, Vec<T>) {
+        // value, d/dx, d/dw by hand
+        let mut v = T::zero();
+        let mut dx = T::zero();
+        let mut dw = Vec::new();
+        for (i, &wi) in w.iter().enumerate() {
+            let a = x + T::from(i).unwrap();
+            v = v + wi * a.sin();
+            dx = dx + wi * a.cos();
+            dw.push(a.sin());
+        }
+        (v, dx, dw)
+    };
+    for x in [0.3, -1.1, 1.7] {
+        let x: T = c(x);
+        let (v, (dx, dw)) = outer_grad(x, &w);
+        assert_bits("outer value", v, outer(x, &w));
+        let (i1, i1x, i1w) = inner_at(x);
+        let (_, i2x, i2w) = inner_at(x * x);
+        assert_near("douter/dx", dx, i1x * x + i1 + i2x * c::<T>(2.0) * x);
+        let want_dw: Vec<T> = i1w.iter().zip(&i2w).map(|(&a, &b)| a * x + b).collect();
+        assert_all_near("douter/dw", &dw, &want_dw);
+    }
+}
+
+#[test]
+fn generic_calls_generic() {
+    check_outer::<f64>();
+    check_outer::<f32>();
+}
+
+// ---------------------------------------------------------------------------
+// Forward mode, Hessians, vector outputs.
+// ---------------------------------------------------------------------------
+
+/// f = x³ y + sin(x y): ∇f = (3x² y + y cos(xy), x³ + x cos(xy)),
+/// H = [[6xy − y² sin, 3x² + cos − xy sin], [., −x² sin]].
+#[differentiate(tangent, hessian)]
+fn curvy<T: Float>(x: T, y: T) -> T {
+    x.powi(3) * y + (x * y).sin()
+}
+
+fn check_curvy<T: Float + Debug>() {
+    for (x, y) in [(0.5, 1.5), (-1.25, 0.75), (2.0, -0.5)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (s, co) = ((x * y).sin(), (x * y).cos());
+        let gx = c::<T>(3.0) * x * x * y + y * co;
+        let gy = x.powi(3) + x * co;
+        let hxx = c::<T>(6.0) * x * y - y * y * s;
+        let hxy = c::<T>(3.0) * x * x + co - x * y * s;
+        let hyy = -x * x * s;
+        let (tx, ty): (T, T) = (c(0.25), c(-2.0));
+        let (v, d) = curvy_tangent(x, y, tx, ty);
+        assert_bits("curvy tangent value", v, curvy(x, y));
+        assert_near("curvy tangent", d, gx * tx + gy * ty);
+        let (v, g, h) = curvy_hessian(x, y);
+        assert_bits("curvy hessian value", v, curvy(x, y));
+        assert_all_near("curvy gradient", &g, &[gx, gy]);
+        assert_all_near("curvy H row 0", &h[0], &[hxx, hxy]);
+        assert_all_near("curvy H row 1", &h[1], &[hxy, hyy]);
+        let (_, _, hv) = curvy_hvp(x, y, &[tx, ty]);
+        assert_all_near("curvy Hv", &hv, &[hxx * tx + hxy * ty, hxy * tx + hyy * ty]);
+    }
+}
+
+#[test]
+fn tangent_and_hessian_flags() {
+    check_curvy::<f64>();
+    check_curvy::<f32>();
+}
+
+/// A vector output: (x y, x + y²); J = [[y, x], [1, 2y]].
+#[differentiate]
+fn pair<T: Float>(x: T, y: T) -> [T; 2] {
+    [x * y, x + y * y]
+}
+
+fn check_pair<T: Float + Debug>() {
+    for (x, y) in [(0.5, 1.5), (-2.0, 0.25)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (v, j) = pair_jacobian(x, y);
+        assert_eq!(v, pair(x, y));
+        assert_all_near("J row 0", &j[0], &[y, x]);
+        assert_all_near("J row 1", &j[1], &[T::one(), c::<T>(2.0) * y]);
+        let (ax, ay) = pair_adjoint(x, y, &[c(2.0), c(-1.0)]);
+        assert_near("Jᵀw x", ax, c::<T>(2.0) * y - T::one());
+        assert_near("Jᵀw y", ay, c::<T>(2.0) * x - c::<T>(2.0) * y);
+    }
+}
+
+#[test]
+fn vector_output() {
+    check_pair::<f64>();
+    check_pair::<f32>();
+}
