@@ -50,6 +50,15 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         };
     }
+    if crate::outputs::wanted(&f) {
+        return match crate::outputs::expand(&f, &args, &mut cx) {
+            Some(g) if !cx.has_errors() => quote!(#f #g),
+            _ => {
+                let errors = cx.into_compile_errors();
+                quote!(#f #errors)
+            }
+        };
+    }
     if crate::structs::wanted(&f, &args) {
         return match crate::structs::expand(&f, &args, &mut cx) {
             Some(g) if !cx.has_errors() => quote!(#f #g),
@@ -126,6 +135,7 @@ pub(crate) fn lower_until_stable(
     let mut f = f.clone();
     let mut errors = lower::sugar::desugar(&mut f.block);
     errors.extend(lower::matching::desugar(&mut f.block));
+    lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     for (tokens, msg) in errors {
         cx.error(tokens, msg);
     }

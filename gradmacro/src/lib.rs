@@ -134,6 +134,7 @@ mod hessian;
 mod ir;
 mod lower;
 mod names;
+mod outputs;
 mod rules;
 mod signature;
 mod structs;

@@ -65,6 +65,24 @@ pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Opti
     Some(quote!(#generated #for_callers))
 }
 
+/// Only what differentiated callers of `f` call (`f_pullback`,
+/// `f_pushforward`), every float parameter differentiable: for helpers that
+/// have no public gradient (`outputs.rs`).
+pub fn for_callers_only(f: &syn::ItemFn, cx: &mut Ctxt) -> Option<TokenStream> {
+    let float = signature::vector_output(&f.sig)?;
+    let vjp = rewrite(f, float, cx)?;
+    let mut quiet = Ctxt::default();
+    let all = signature::check(&vjp.sig, &Args::default(), &mut quiet)?;
+    let floats: Vec<Ident> = all
+        .params
+        .iter()
+        .filter(|p| p.kind == signature::ParamKind::Differentiable && p.ident != W)
+        .map(|p| p.ident.clone())
+        .collect();
+    let (g, names, out, receiver) = lower(&vjp, floats, cx)?;
+    Some(for_callers(f, &g, Some((names, out)), receiver.as_ref()))
+}
+
 /// The rewritten function lowered with `wrt` differentiable, and the
 /// variable holding the output array.
 fn lower(

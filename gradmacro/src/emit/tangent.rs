@@ -544,7 +544,9 @@ impl Emitter<'_> {
         c.args
             .iter()
             .map(|a| match &a.share {
-                Share::Scalar(op) => t.operand(self, op).unwrap_or_else(|| none.clone()),
+                // Zero, spelled for the float type: a generic `T` need not
+                // be `Default`.
+                Share::Scalar(op) => t.operand(self, op).unwrap_or_else(|| self.lit("0.0")),
                 Share::Array(v) if t.need[v.0] => {
                     let d = t.dot(self, *v);
                     wrap(&d, None)

@@ -9,6 +9,7 @@ mod array;
 mod expr;
 mod iter;
 pub(crate) mod matching;
+pub(crate) mod outputs;
 mod reject;
 pub mod rename;
 pub(crate) mod sugar;

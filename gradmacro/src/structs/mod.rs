@@ -79,6 +79,15 @@ fn struct_type(ty: &Type) -> Option<(Type, bool)> {
     }
 }
 
+/// A type parameter of the function: a generic float, not a struct.
+fn generic(f: &syn::ItemFn, ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    f.sig
+        .generics
+        .type_params()
+        .any(|t| p.path.is_ident(&t.ident))
+}
+
 /// Whether `wrt(..)` names `self` or a struct parameter.
 pub fn wanted(f: &syn::ItemFn, args: &Args) -> bool {
     !roots(f, args).is_empty()
@@ -101,7 +110,7 @@ fn roots(f: &syn::ItemFn, args: &Args) -> Vec<Root> {
                 if !wrt.contains(&pi.ident) {
                     continue;
                 }
-                if let Some((ty, by_value)) = struct_type(&pt.ty) {
+                if let Some((ty, by_value)) = struct_type(&pt.ty).filter(|(t, _)| !generic(f, t)) {
                     out.push(Root {
                         name: pi.ident.to_string(),
                         ty,

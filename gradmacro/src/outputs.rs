@@ -1,0 +1,183 @@
+//! Helpers with an output buffer: `fn step(x: &[f64], out: &mut [f64])`,
+//! called by differentiated functions as `step(&x, &mut buf)`.
+//!
+//! The helper is rewritten, as source, into a function returning the buffer,
+//! `step_outputs(x, out) -> Vec<f64>`: it copies `out` into a local, runs the
+//! body on it and returns it. That is a vector output, whose pullback and
+//! pushforward callers use (`lower/outputs.rs` rewrites their calls into
+//! `let` + copy back). `out` is read as well as written (`proj[0] =
+//! proj[0] * l;`), and its derivative reaches the caller's buffer as it was
+//! before the call. `step_grad` and the rest are not generated: a gradient
+//! needs a single output; return the array instead.
+
+use crate::args::Args;
+use crate::ctxt::Ctxt;
+use crate::names::Names;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, Pat, Type};
+
+/// The suffix of the rewritten helper's name, known to callers.
+pub const SUFFIX: &str = "outputs";
+
+/// The output buffer of a helper returning nothing: its position, name,
+/// element type and fixed length, if any.
+struct Output {
+    index: usize,
+    name: Ident,
+    elem: Type,
+    len: Option<syn::Expr>,
+}
+
+fn output_of(ty: &Type) -> Option<(Type, Option<syn::Expr>)> {
+    let Type::Reference(r) = ty else { return None };
+    r.mutability?;
+    let float = |t: &Type| crate::signature::float_name(t).is_some();
+    match &*r.elem {
+        Type::Slice(s) if float(&s.elem) => Some(((*s.elem).clone(), None)),
+        Type::Array(a) if float(&a.elem) => Some(((*a.elem).clone(), Some(a.len.clone()))),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+                return None;
+            };
+            match (last.ident == "Vec", a.args.first()) {
+                (true, Some(syn::GenericArgument::Type(t))) if float(t) => Some((t.clone(), None)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `f` is a helper writing into an output buffer (and returning
+/// nothing).
+pub fn wanted(f: &syn::ItemFn) -> bool {
+    matches!(f.sig.output, syn::ReturnType::Default)
+        && f.sig.inputs.iter().any(|i| match i {
+            FnArg::Typed(pt) => output_of(&pt.ty).is_some(),
+            FnArg::Receiver(_) => false,
+        })
+}
+
+pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream> {
+    let mut outputs = Vec::new();
+    for (index, input) in f.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = input else { continue };
+        let Some((elem, len)) = output_of(&pt.ty) else {
+            continue;
+        };
+        match &*pt.pat {
+            Pat::Ident(pi) => outputs.push(Output {
+                index,
+                name: pi.ident.clone(),
+                elem,
+                len,
+            }),
+            other => cx.error(
+                other,
+                "bind the output buffer to a plain name (`out: &mut [f64]`)",
+            ),
+        }
+    }
+    if outputs.len() > 1 {
+        cx.error(&outputs[1].name, "a helper may write into one output buffer: return the others' values, or join the buffers into one");
+        return None;
+    }
+    let out = outputs.pop()?;
+    if let Some(wrt) = &args.wrt {
+        if let Some(w) = wrt.iter().find(|w| **w == out.name) {
+            cx.error(w, "the output buffer is not a parameter to differentiate with respect to: its value before the call is differentiated along with the other float parameters");
+        }
+    }
+    if args.tangent || args.hessian || !args.checks.is_empty() {
+        let at = args.hessian_flag.as_ref().or(args.tangent_flag.as_ref());
+        cx.error_at(
+            at.map_or(f.sig.ident.span(), |a| a.span()),
+            "a helper writing into an output buffer takes no `tangent`, `hessian` or `check(..)`: its callers' flags give it what they need",
+        );
+    }
+    if cx.has_errors() {
+        return None;
+    }
+    let helper = rewrite(f, &out);
+    let for_callers = crate::vector::for_callers_only(&helper, cx)?;
+    let message = format!(
+        "`{}` writes into an output buffer: it has no gradient of its own (a gradient needs one output); call it from a differentiated function, or make it return the array (`-> [f64; N]` or `-> Vec<f64>`) and use `{}_jacobian`",
+        f.sig.ident, f.sig.ident
+    );
+    let placeholders = crate::emit::placeholders(
+        f,
+        None,
+        "writes_an_output_buffer",
+        (&message, "not generated for a helper writing into a buffer"),
+        &[
+            ("grad", (1, 0), quote!()),
+            ("adjoint", (1, 1), quote!()),
+            ("adjoint_acc", (2, 1), quote!()),
+        ],
+    );
+    Some(quote!(#helper #for_callers #placeholders))
+}
+
+/// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
+/// Vec<f64>`: the body runs on a local copy of `out`, returned.
+fn rewrite(f: &syn::ItemFn, out: &Output) -> syn::ItemFn {
+    let mut names = Names::avoiding(f.to_token_stream());
+    let input = names.fresh(&format!("{}_in", out.name));
+    let k = names.fresh("k");
+    let (name, elem) = (&out.name, &out.elem);
+    let mut sig = f.sig.clone();
+    sig.ident = format_ident!("{}_{}", f.sig.ident, SUFFIX);
+    sig.output = syn::parse_quote!(-> ::std::vec::Vec<#elem>);
+    let in_ty: Type = match &out.len {
+        Some(n) => syn::parse_quote!(&[#elem; #n]),
+        None => syn::parse_quote!(&[#elem]),
+    };
+    sig.inputs[out.index] = syn::parse_quote!(#input: #in_ty);
+    let local = match &out.len {
+        Some(n) => quote!(let mut #name: [#elem; #n] = [0.0; #n];),
+        None => quote!(let mut #name: ::std::vec::Vec<#elem> = vec![0.0; #input.len()];),
+    };
+    let mut body = (*f.block).clone();
+    MutArgs(name.clone()).visit_block_mut(&mut body);
+    let stmts = &body.stmts;
+    let block: syn::Block = syn::parse_quote!({
+        #local
+        for #k in 0..#input.len() {
+            #name[#k] = #input[#k];
+        }
+        #(#stmts)*
+        #name.to_vec()
+    });
+    let vis = &f.vis;
+    syn::ItemFn {
+        attrs: vec![
+            syn::parse_quote!(#[doc = " The helper's output buffer as a value, for differentiated callers."]),
+            syn::parse_quote!(#[doc(hidden)]),
+            // A copy of the user's body: its lints are reported on the original.
+            syn::parse_quote!(#[allow(unused, clippy::all)]),
+        ],
+        vis: vis.clone(),
+        sig,
+        block: Box::new(block),
+    }
+}
+
+/// The buffer passed on whole to another helper, `g(x, out)`, is lent
+/// mutably, as callers write it: `g(x, &mut out)`.
+struct MutArgs(Ident);
+
+impl VisitMut for MutArgs {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        for a in &mut c.args {
+            if matches!(a, syn::Expr::Path(p) if p.path.is_ident(&self.0)) {
+                let name = &self.0;
+                *a = syn::parse_quote!(&mut #name);
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}

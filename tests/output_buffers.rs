@@ -1,0 +1,188 @@
+//! Helpers that write into an output buffer (`fn h(x: &[f64], out: &mut
+//! [f64])`), called from differentiated functions, as ADBench's bundle
+//! adjustment writes them: the buffer read and written in place, lent whole
+//! or as a range, passed on to another such helper, in loops. Each gradient
+//! is checked against one derived by hand, or against central differences
+//! with a tolerance that a wrong derivative cannot meet, at several points;
+//! values are bit-identical to the function's.
+
+#![deny(warnings)]
+#![deny(clippy::all)]
+// Index loops are how the functions under test are written.
+#![allow(clippy::needless_range_loop)]
+// ADBench writes `proj[0] = proj[0] * l`.
+#![allow(clippy::assign_op_pattern)]
+
+use gradmacro::differentiate;
+use gradmacro_runtime::central_difference;
+
+mod support;
+
+use support::{assert_all_close, assert_bits, assert_close};
+
+/// Multiplies every element of `out` by `k`, in place.
+#[differentiate]
+fn scale_into(k: f64, out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] *= k;
+    }
+}
+
+/// `k² Σ x²` through a buffer scaled in place.
+#[differentiate]
+fn scaled_energy(x: &[f64], k: f64) -> f64 {
+    let mut buf = x.to_vec();
+    scale_into(k, &mut buf);
+    let mut s = 0.0;
+    for v in buf.iter() {
+        s += v * v;
+    }
+    s
+}
+
+#[test]
+fn a_buffer_scaled_in_place() {
+    for (x, k) in [
+        (vec![1.0, -2.0, 0.5], 1.5),
+        (vec![0.25, 3.0], -0.5),
+        (vec![2.0], 2.0),
+    ] {
+        let (value, (dx, dk)) = scaled_energy_grad(&x, k);
+        assert_bits("value", value, scaled_energy(&x, k));
+        let sq: f64 = x.iter().map(|v| v * v).sum();
+        let want: Vec<f64> = x.iter().map(|v| 2.0 * k * k * v).collect();
+        assert_all_close("d/dx", &dx, &want, 1e-12, 1e-12);
+        assert_close("d/dk", dk, 2.0 * k * sq, 1e-12, 1e-12);
+    }
+}
+
+/// ADBench's radial distortion, as the bundle-adjustment objective has it.
+#[differentiate]
+fn radial_distort(rad_params: &[f64], proj: &mut [f64]) {
+    let rsq = proj[0] * proj[0] + proj[1] * proj[1];
+    let l = 1. + rad_params[0] * rsq + rad_params[1] * rsq * rsq;
+    proj[0] = proj[0] * l;
+    proj[1] = proj[1] * l;
+}
+
+/// The cross product into a fixed-size buffer.
+#[differentiate]
+fn cross(a: &[f64; 3], b: &[f64; 3], out: &mut [f64; 3]) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/// A pinhole projection of `x` rotated slightly about `w` (first order), then
+/// distorted: helpers calling helpers, the buffer passed on whole.
+#[differentiate]
+fn project(cam: &[f64], x: &[f64; 3], w: &[f64; 3], proj: &mut [f64; 2]) {
+    let mut wx = [0.0; 3];
+    cross(w, x, &mut wx);
+    let mut p = [0.0; 3];
+    for i in 0..3 {
+        p[i] = x[i] + wx[i];
+    }
+    proj[0] = p[0] / p[2];
+    proj[1] = p[1] / p[2];
+    radial_distort(&cam[1..3], proj);
+    proj[0] = proj[0] * cam[0];
+    proj[1] = proj[1] * cam[0];
+}
+
+/// Squared reprojection error of several points, each projection written
+/// into its range of one buffer.
+#[differentiate(wrt(cam, xs))]
+fn reprojection(cam: &[f64], xs: &[f64], feats: &[f64]) -> f64 {
+    let n = feats.len() / 2;
+    let w = [0.01, -0.02, 0.03];
+    let mut projs = vec![0.0; 2 * n];
+    for i in 0..n {
+        let x = [xs[3 * i], xs[3 * i + 1], xs[3 * i + 2]];
+        let mut p = [0.0; 2];
+        project(cam, &x, &w, &mut p);
+        projs[2 * i] = p[0];
+        projs[2 * i + 1] = p[1];
+        scale_into(1.0, &mut projs[2 * i..2 * i + 2]);
+    }
+    let mut e = 0.0;
+    for j in 0..2 * n {
+        let r = projs[j] - feats[j];
+        e += r * r;
+    }
+    e
+}
+
+#[test]
+fn a_reprojection_through_nested_helpers_against_central_differences() {
+    let feats = [0.3, -0.2, 0.1, 0.4, -0.5, 0.25];
+    let points = [
+        (
+            [2.0, 0.1, -0.05],
+            [0.5, -0.25, 4.0, 1.0, 0.5, 5.0, -0.3, 0.2, 3.0],
+        ),
+        (
+            [1.5, -0.2, 0.02],
+            [0.1, 0.2, 2.0, -1.0, 0.3, 4.0, 0.7, -0.6, 6.0],
+        ),
+        (
+            [3.0, 0.05, 0.01],
+            [1.0, 1.0, 3.0, 0.0, -0.5, 2.5, -0.2, 0.1, 5.5],
+        ),
+    ];
+    for (cam, xs) in points {
+        let (value, (dcam, dxs)) = reprojection_grad(&cam, &xs, &feats);
+        assert_bits("value", value, reprojection(&cam, &xs, &feats));
+        let fd_cam = central_difference(|c: &[f64]| reprojection(c, &xs, &feats), &cam);
+        let fd_xs = central_difference(|x: &[f64]| reprojection(&cam, x, &feats), &xs);
+        assert_all_close("d/dcam", &dcam, &fd_cam, 1e-7, 1e-6);
+        assert_all_close("d/dxs", &dxs, &fd_xs, 1e-7, 1e-6);
+    }
+}
+
+/// The distortion alone, by hand: with `r = |p|²`, `l = 1 + a r + b r²`,
+/// the result is `l p`.
+#[differentiate]
+fn distorted_norm(a: f64, b: f64, p0: f64, p1: f64) -> f64 {
+    let mut proj = vec![p0, p1];
+    let rad = [a, b];
+    radial_distort(&rad, &mut proj);
+    proj[0] + 2.0 * proj[1]
+}
+
+#[test]
+fn the_distortion_against_its_derivative_by_hand() {
+    for (a, b, p0, p1) in [
+        (0.1, -0.05, 0.5, -0.25),
+        (-0.2, 0.3, 1.0, 0.5),
+        (0.0, 0.0, -1.0, 2.0),
+    ] {
+        let (value, (da, db, dp0, dp1)) = distorted_norm_grad(a, b, p0, p1);
+        assert_bits("value", value, distorted_norm(a, b, p0, p1));
+        let r = p0 * p0 + p1 * p1;
+        let l = 1.0 + a * r + b * r * r;
+        let s = p0 + 2.0 * p1;
+        let dl_dr = a + 2.0 * b * r;
+        assert_close("d/da", da, s * r, 1e-12, 1e-12);
+        assert_close("d/db", db, s * r * r, 1e-12, 1e-12);
+        assert_close("d/dp0", dp0, l + s * dl_dr * 2.0 * p0, 1e-12, 1e-12);
+        assert_close("d/dp1", dp1, 2.0 * l + s * dl_dr * 2.0 * p1, 1e-12, 1e-12);
+    }
+}
+
+/// Forward mode through a helper writing into a buffer.
+#[differentiate(tangent)]
+fn scaled_energy_t(x: &[f64], k: f64) -> f64 {
+    let mut buf = x.to_vec();
+    scale_into(k, &mut buf);
+    buf.iter().map(|v| v * v).sum::<f64>()
+}
+
+#[test]
+fn forward_mode_through_a_buffer() {
+    let x = [1.0, -2.0];
+    let (v, t) = scaled_energy_t_tangent(&x, 1.5, &[1.0, 0.0], 0.5);
+    assert_bits("value", v, scaled_energy_t(&x, 1.5));
+    // d/dx0 = 2 k² x0 = 4.5; d/dk = 2 k Σx² = 15
+    assert_close("tangent", t, 4.5 + 0.5 * 15.0, 1e-12, 1e-12);
+}
