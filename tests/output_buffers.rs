@@ -186,3 +186,40 @@ fn forward_mode_through_a_buffer() {
     // d/dx0 = 2 k² x0 = 4.5; d/dk = 2 k Σx² = 15
     assert_close("tangent", t, 4.5 + 0.5 * 15.0, 1e-12, 1e-12);
 }
+
+/// The README's example, as written there.
+#[differentiate]
+fn torque_sq(r: &[f64; 3], f: &[f64; 3]) -> f64 {
+    let mut t = [0.0; 3];
+    cross(r, f, &mut t);
+    t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
+}
+
+#[test]
+fn readme_example() {
+    let (r, f) = ([1.0, -0.5, 2.0], [0.25, 3.0, -1.0]);
+    let (value, (dr, df)) = torque_sq_grad(&r, &f);
+    assert_bits("value", value, torque_sq(&r, &f));
+    // |r × f|² = |r|²|f|² − (r·f)²
+    let (rr, ff, rf) = (
+        r.iter().map(|v| v * v).sum::<f64>(),
+        f.iter().map(|v| v * v).sum::<f64>(),
+        r.iter().zip(&f).map(|(a, b)| a * b).sum::<f64>(),
+    );
+    for i in 0..3 {
+        assert_close(
+            "d/dr",
+            dr[i],
+            2.0 * r[i] * ff - 2.0 * rf * f[i],
+            1e-12,
+            1e-12,
+        );
+        assert_close(
+            "d/df",
+            df[i],
+            2.0 * f[i] * rr - 2.0 * rf * r[i],
+            1e-12,
+            1e-12,
+        );
+    }
+}

@@ -290,3 +290,26 @@ fn later_modes_of_methods_with_a_constant_receiver() {
         assert_close(h[0][0], 2.0 * s.k);
     }
 }
+
+/// Field-init shorthand in a body: `Wishart { gamma, m }` builds a constant
+/// struct from renamed locals.
+#[derive(Clone, Copy)]
+pub struct Prior {
+    pub gamma: f64,
+    pub m: i32,
+}
+
+#[differentiate(wrt(x))]
+fn with_shorthand(x: f64, gamma: f64, m: i32) -> f64 {
+    let w = Prior { gamma, m };
+    x * x * w.gamma + w.m as f64
+}
+
+#[test]
+fn a_struct_built_with_field_init_shorthand() {
+    for (x, gamma) in [(1.5, 2.0), (-0.5, 0.25)] {
+        let (value, dx) = with_shorthand_grad(x, gamma, 3);
+        assert_eq!(value.to_bits(), with_shorthand(x, gamma, 3).to_bits());
+        assert_close(dx, 2.0 * x * gamma);
+    }
+}

@@ -7,6 +7,7 @@
 //! (The differential test has its own, `tests/differential/dual.rs`: it also
 //! watches how close a point is to a branch flip or a kink.)
 
+use std::iter::Sum;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +39,11 @@ impl<const N: usize> Dual<N> {
 
     pub fn sin(self) -> Self {
         self.chain(self.v.sin(), self.v.cos())
+    }
+
+    pub fn exp(self) -> Self {
+        let e = self.v.exp();
+        self.chain(e, e)
     }
 
     pub fn ln(self) -> Self {
@@ -126,6 +132,27 @@ impl<const N: usize> Mul<Dual<N>> for f64 {
     type Output = Dual<N>;
     fn mul(self, o: Dual<N>) -> Dual<N> {
         Dual::cst(self) * o
+    }
+}
+
+impl<const N: usize> Add<Dual<N>> for f64 {
+    type Output = Dual<N>;
+    fn add(self, o: Dual<N>) -> Dual<N> {
+        Dual::cst(self) + o
+    }
+}
+
+impl<const N: usize> Sub<Dual<N>> for f64 {
+    type Output = Dual<N>;
+    fn sub(self, o: Dual<N>) -> Dual<N> {
+        Dual::cst(self) - o
+    }
+}
+
+/// Summed in order from `-0.0`, as `Iterator::sum` sums `f64`s.
+impl<const N: usize> Sum for Dual<N> {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Dual::cst(-0.0), |a, b| a + b)
     }
 }
 

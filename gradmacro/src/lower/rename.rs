@@ -218,6 +218,14 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
                 self.read(v);
             }
         }
+        // `S { g }` prints its value as the field's name: once the value is
+        // renamed, the field must be written out (`S { g: g_1 }`).
+        fn visit_field_value_mut(&mut self, fv: &mut syn::FieldValue) {
+            if matches!(fv.member, syn::Member::Named(_)) {
+                fv.colon_token.get_or_insert_with(Default::default);
+            }
+            syn::visit_mut::visit_field_value_mut(self, fv);
+        }
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }
     let mut e = e.clone();
