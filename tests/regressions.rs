@@ -1184,3 +1184,75 @@ fn a_branch_that_only_moves_the_value() {
         (1.5, vec![1.0], vec![vec![0.0]])
     );
 }
+
+/// An `if` whose body does nothing in either sweep is not emitted: the value
+/// its condition alone reads must not be computed either, or it is assigned
+/// in vain (`unused_assignments`, program 22870 of the differential test,
+/// shrunk). Denied here, so the file does not build if the lint fires; with
+/// and without forward mode and second derivatives, as a function and as a
+/// method.
+#[deny(warnings)]
+mod condition_of_an_empty_branch {
+    use gradmacro::differentiate;
+
+    pub struct Cfg {
+        pub w: Vec<f64>,
+    }
+
+    #[differentiate]
+    pub fn plain(cfg: &Cfg, x: f64) -> f64 {
+        let mk_b = || 1.0;
+        let b: f64 = mk_b();
+        if b < 1.0 {
+            for _ in 0..cfg.w.len() {}
+        }
+        2.0 * x
+    }
+
+    #[differentiate(tangent)]
+    pub fn forward(cfg: &Cfg, x: f64) -> f64 {
+        let mk_b = || 1.0;
+        let b: f64 = mk_b();
+        if b < 1.0 {
+            for _ in 0..cfg.w.len() {}
+        }
+        2.0 * x
+    }
+
+    /// Taken by value: `f_hessian` calls the core once per column.
+    #[derive(Clone, Copy)]
+    pub struct Fixed {
+        pub w: [f64; 2],
+    }
+
+    #[derive(Clone, Copy)]
+    pub struct Model;
+
+    impl Model {
+        #[differentiate(hessian)]
+        pub fn second(self, cfg: Fixed, _x: f64) -> f64 {
+            let mk_b = || 1.0;
+            let b: f64 = mk_b();
+            if b < 1.0 {
+                for _ in 0..cfg.w.len() {}
+            }
+            1.0
+        }
+    }
+}
+
+#[test]
+fn the_condition_of_an_empty_branch_is_not_computed() {
+    use condition_of_an_empty_branch::*;
+    let cfg = Cfg { w: vec![0.5, 1.5] };
+    let fixed = Fixed { w: [0.5, 1.5] };
+    for x in [-1.25, 0.0, 3.5] {
+        assert_eq!(plain_grad(&cfg, x), (plain(&cfg, x), 2.0));
+        assert_eq!(forward_tangent(&cfg, x, 0.75), (2.0 * x, 1.5));
+        assert_eq!(Model.second_grad(fixed, x), (1.0, 0.0));
+        assert_eq!(
+            Model.second_hessian(fixed, x),
+            (1.0, vec![0.0], vec![vec![0.0]])
+        );
+    }
+}

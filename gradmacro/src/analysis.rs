@@ -394,7 +394,7 @@ pub fn analyze(f: &Func) -> Analysis {
     // A recomputed value is made again by the reverse sweep: the forward
     // sweep computes it only if something else there reads it.
     let seeds: Vec<bool> = (0..n).map(|i| needed[i] && !recomputed[i]).collect();
-    let live = liveness(f, &seeds, &scoped);
+    let live = liveness(f, &seeds, &scoped, &adj);
     let mut declared = vec![false; n];
     walk(&f.body, &mut |s| {
         if let Stmt::Declare(v) = s {
@@ -775,25 +775,31 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
     while step() {}
 }
 
-/// Variables the forward sweep must compute: read by control flow, by passive
-/// statements, by the reverse sweep, or returned.
-fn liveness(f: &Func, needed: &[bool], scoped: &[bool]) -> Vec<bool> {
+/// Variables the forward sweep must compute: read by control flow that is
+/// emitted, by passive statements, by the reverse sweep, or returned.
+///
+/// An `if` or a loop none of whose statements does anything in either sweep
+/// is not emitted at all: what only its condition or range reads is not live
+/// (after `let b = g(); if b < 1.0 { for _ in 0..n {} }`, `b` would be
+/// computed in vain). Whether a construct does anything depends on what is
+/// live, so both settle together.
+fn liveness(f: &Func, needed: &[bool], scoped: &[bool], adj: &[bool]) -> Vec<bool> {
     let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
     live[f.output.0] |= !f.value_unused;
-    let mark = |live: &mut Vec<bool>, vs: &[VarId]| vs.iter().for_each(|v| live[v.0] = true);
-    walk(&f.body, &mut |s| match s {
-        Stmt::If(i) => mark(&mut live, &i.cond.reads),
-        Stmt::Loop(l) => match &l.kind {
-            LoopKind::For { iter, .. } => mark(&mut live, &iter.reads),
-            LoopKind::While { cond } => mark(&mut live, &cond.reads),
-            LoopKind::Infinite => {}
-        },
-        Stmt::Verbatim(_, reads) => mark(&mut live, reads),
-        _ => {}
-    });
     let all = statements(f);
     fixpoint(|| {
         let mut changed = false;
+        let mut mark = |live: &mut Vec<bool>, vs: &[VarId]| {
+            for v in vs {
+                changed |= !live[v.0];
+                live[v.0] = true;
+            }
+        };
+        let mut control: Vec<&[VarId]> = Vec::new();
+        effective(&f.body, &live, adj, &mut control);
+        for reads in control {
+            mark(&mut live, reads);
+        }
         for s in all.iter().rev() {
             let (dst, reads): (VarId, Vec<VarId>) = match s {
                 Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
@@ -816,17 +822,62 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool]) -> Vec<bool> {
                 _ => continue,
             };
             if live[dst.0] {
-                for v in reads {
-                    if !live[v.0] {
-                        live[v.0] = true;
-                        changed = true;
-                    }
-                }
+                mark(&mut live, &reads);
             }
         }
         changed
     });
     live
+}
+
+/// Whether a block may do anything in the forward or the reverse sweep: a
+/// write of a live value or of one with an adjoint, passive code kept as
+/// written, an exit, or an infinite loop. Errs towards `true`: a construct
+/// emitted whose condition was not computed would not compile. Collects in
+/// `reads` what the conditions and ranges of the constructs it finds
+/// effective read, and what passive code reads: one walk, from the innermost
+/// constructs out.
+fn effective<'a>(b: &'a Block, live: &[bool], adj: &[bool], reads: &mut Vec<&'a [VarId]>) -> bool {
+    let matters = |v: &VarId| live[v.0] || adj[v.0];
+    let mut any = false;
+    for s in &b.stmts {
+        any |= match s {
+            Stmt::Step(st) => matters(&st.dst),
+            Stmt::Assign(a) => matters(&a.dst),
+            Stmt::Store(st) => matters(&st.arr),
+            Stmt::Push(p) => matters(&p.arr),
+            Stmt::ArrayDef(d) => matters(&d.dst),
+            Stmt::Reduce(r) => matters(&r.dst),
+            Stmt::Call(c) => matters(&c.dst),
+            Stmt::Declare(v) => matters(v),
+            Stmt::Verbatim(_, r) => {
+                reads.push(r);
+                true
+            }
+            Stmt::Exit(_) => true,
+            Stmt::If(i) => {
+                let then = effective(&i.then, live, adj, reads);
+                let els = effective(&i.els, live, adj, reads);
+                if then || els {
+                    reads.push(&i.cond.reads);
+                }
+                then || els
+            }
+            Stmt::Loop(l) => {
+                let body = effective(&l.body, live, adj, reads);
+                let runs = body || matches!(l.kind, LoopKind::Infinite);
+                if runs {
+                    match &l.kind {
+                        LoopKind::For { iter, .. } => reads.push(&iter.reads),
+                        LoopKind::While { cond } => reads.push(&cond.reads),
+                        LoopKind::Infinite => {}
+                    }
+                }
+                runs
+            }
+        };
+    }
+    any
 }
 
 impl Analysis {

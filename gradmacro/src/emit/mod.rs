@@ -631,12 +631,7 @@ impl Emitter<'_> {
         if let Some(r) = receiver {
             params.insert(0, quote!(#r));
         }
-        let mut allow = many_args(params.len() + 1 + slots.len());
-        if self.f.value_unused {
-            // A value read only by a branch whose every effect is on the
-            // dropped output (its `if` is gone) would be assigned in vain.
-            allow.extend(quote!(#[allow(unused_assignments, unused_variables)]));
-        }
+        let allow = many_args(params.len() + 1 + slots.len());
         let ptr = vec_refs(self.f);
         let (gp, wc) = (&self.f.generics.params, &self.f.generics.where_clause);
         quote! {

@@ -248,18 +248,12 @@ impl Lowerer<'_> {
         if PASSIVE_METHODS.contains(&name.as_str()) {
             return self.passive_val(e);
         }
-        if ITERATOR_METHODS.contains(&name.as_str()) {
-            let culprit = unsupported_adaptor(m);
-            self.cx.error(
-                culprit,
-                format!(
-                    "`.{culprit}` on an iterator is not supported here; supported are \
-                     `.map(|x| ..).sum()`, `.map(|x| ..).product()`, \
-                     `.fold(init, |acc, x| ..)` and `let v: Vec<f64> = .. .map(|x| ..).collect();` \
-                     over `v.iter()` (with `.zip`, `.enumerate`, `.rev`) or a range, and \
-                     `v.iter().sum()`; otherwise write a `for` loop"
-                ),
-            );
+        // `x.iter().copied().max_by(..).unwrap()` too: the adaptor is named.
+        let adaptor =
+            unsupported_adaptor(e).filter(|c| ITERATOR_METHODS.contains(&c.to_string().as_str()));
+        if ITERATOR_METHODS.contains(&name.as_str()) || adaptor.is_some() {
+            let culprit = adaptor.unwrap_or(&m.method);
+            self.cx.error(culprit, adaptor_message(culprit));
             return self.passive_val_silent();
         }
         if m.turbofish.is_some() {
@@ -595,6 +589,7 @@ const ITERATOR_METHODS: &[&str] = &[
     "nth",
     "windows",
     "chunks",
+    "chunks_exact",
     "iter",
     "into_iter",
     "copied",
@@ -602,9 +597,9 @@ const ITERATOR_METHODS: &[&str] = &[
     "try_fold",
 ];
 
-/// The iterator method in `m`'s receiver chain that keeps it from being a
-/// supported reduction (`filter` in `x.iter().filter(..).sum()`), else `m`'s.
-fn unsupported_adaptor(m: &syn::ExprMethodCall) -> &syn::Ident {
+/// The iterator method in the chain `e` that keeps it from being a
+/// supported loop or reduction (`filter` in `x.iter().filter(..).sum()`).
+pub(crate) fn unsupported_adaptor(e: &Expr) -> Option<&syn::Ident> {
     const LOOP_FORMS: &[&str] = &[
         "iter",
         "into_iter",
@@ -613,19 +608,47 @@ fn unsupported_adaptor(m: &syn::ExprMethodCall) -> &syn::Ident {
         "zip",
         "enumerate",
         "rev",
+        "skip",
+        "take",
+        "step_by",
         "map",
         "sum",
         "product",
         "fold",
         "collect",
     ];
-    let mut culprit = &m.method;
-    let mut e = &*m.receiver;
+    let mut culprit = None;
+    let mut e = e;
     while let Expr::MethodCall(inner) = crate::lower::strip(e) {
         if !LOOP_FORMS.contains(&inner.method.to_string().as_str()) {
-            culprit = &inner.method;
+            culprit = Some(&inner.method);
         }
         e = &inner.receiver;
     }
     culprit
+}
+
+/// Why the iterator method `culprit` cannot be differentiated, and what to
+/// write instead.
+pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
+    match culprit.to_string().as_str() {
+        "max" | "min" | "max_by" | "min_by" | "max_by_key" | "min_by_key" | "reduce" => format!(
+            "`.{culprit}` on an iterator of differentiated values is not supported: write the \
+             maximum as `.copied().fold(f64::NEG_INFINITY, f64::max)` (the minimum with \
+             `f64::INFINITY, f64::min`), whose derivative goes to the element chosen"
+        ),
+        "chunks" | "chunks_exact" | "windows" => format!(
+            "`.{culprit}(k)` is supported on a slice named by a plain name, in a `for` loop \
+             (`for c in x.{culprit}(2)`, also after `.enumerate()`) or before `.map(|c| ..)` \
+             or `.fold(..)`: bind a sub-slice to a name first (`let v = &x[1..];`)"
+        ),
+        _ => format!(
+            "`.{culprit}` on an iterator is not supported here; supported are `for` loops, \
+             `.map(|x| ..).sum()`, `.map(|x| ..).product()`, `.fold(init, |acc, x| ..)` and \
+             `let v: Vec<f64> = .. .map(|x| ..).collect();` over `v.iter()`, sub-slices \
+             `&v[a..b]` and ranges, with `.copied()`, `.cloned()`, `.zip(..)`, `.enumerate()`, \
+             `.rev()`, `.skip(n)`, `.take(n)` and `.step_by(k)`, and `v.iter().sum()`; \
+             otherwise write a `for` loop over the indices"
+        ),
+    }
 }

@@ -32,7 +32,16 @@ impl Lowerer<'_> {
         let by_path: syn::ExprClosure;
         let (iter, closure, start) = match (m.method.to_string().as_str(), m.args.len()) {
             (method @ ("sum" | "product"), 0) => {
-                let (iter, c) = mapped(&m.receiver)?;
+                // `x.iter().skip(1).sum()`: the elements themselves.
+                let (iter, c) = match mapped(&m.receiver) {
+                    Some(found) => found,
+                    None if self.walks_array(&m.receiver) => {
+                        let e = self.names.fresh("elem");
+                        by_path = syn::parse_quote!(|#e| #e);
+                        (strip(&m.receiver), &by_path)
+                    }
+                    None => return None,
+                };
                 let start = if method == "sum" {
                     Start::Reduce(Prim::Add)
                 } else {
@@ -131,6 +140,16 @@ impl Lowerer<'_> {
         if super::rename::local_name(src).is_some() {
             return self.copied(name, ty, src);
         }
+        if let Expr::Call(c) = strip(e) {
+            let from = match &*c.func {
+                Expr::Path(p) => {
+                    let segs = super::path_names(&p.path);
+                    segs.len() >= 2 && segs[segs.len() - 2..] == ["Vec", "from"]
+                }
+                _ => false,
+            };
+            return from && c.args.len() == 1 && self.copied_slice(name, ty, &c.args[0], true);
+        }
         let Expr::MethodCall(m) = strip(e) else {
             return false;
         };
@@ -151,17 +170,44 @@ impl Lowerer<'_> {
             // A copy of a differentiated array into a local `Vec`.
             "to_vec" | "to_owned" | "clone" => {
                 let recv = strip(&m.receiver);
+                if self.array_var(recv).is_none() {
+                    return self.copied_slice(name, ty, recv, m.method != "clone");
+                }
                 if m.method != "to_vec" {
                     return self.copied(name, ty, recv);
-                }
-                if self.array_var(recv).is_none() {
-                    return false;
                 }
                 self.collect_copy(name, ty, recv);
                 true
             }
             _ => false,
         }
+    }
+
+    /// `x[a..b].to_vec()`, `(&x[a..b]).to_owned()`, `Vec::from(&x[a..b])`:
+    /// a `Vec` of the sub-slice's elements. Returns false if `src` is not a
+    /// sub-slice of an array.
+    fn copied_slice(
+        &mut self,
+        name: &syn::Ident,
+        ty: Option<&syn::Type>,
+        src: &Expr,
+        owned: bool,
+    ) -> bool {
+        let slice = match strip(src) {
+            Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+            other => other,
+        };
+        let Expr::Index(ix) = slice else {
+            return false;
+        };
+        if !owned
+            || !matches!(strip(&ix.index), Expr::Range(_))
+            || self.array_var(&ix.expr).is_none()
+        {
+            return false;
+        }
+        self.collect_copy(name, ty, slice);
+        true
     }
 
     /// `let v: Vec<f64> = (0..n).map(|i| ..).collect();`, `data.to_vec()`,

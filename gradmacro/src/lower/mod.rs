@@ -6,6 +6,7 @@ use crate::ctxt::Ctxt;
 use crate::ir::*;
 use crate::names::Names;
 mod array;
+mod chain;
 mod expr;
 mod iter;
 pub(crate) mod matching;
@@ -1129,7 +1130,10 @@ impl<'a> Lowerer<'a> {
             return;
         }
         let iter = if rename::mentions_active(f.iter, self) {
-            self.cx.error(f.iter, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`); the range cannot depend on a differentiated value");
+            match expr::unsupported_adaptor(f.iter) {
+                Some(culprit) => self.cx.error(culprit, expr::adaptor_message(culprit)),
+                None => self.cx.error(f.iter, "a `for` loop must run over integers (`0..n`, `(a..b).rev()`, `(a..=b).step_by(k)`) or over arrays (`x.iter()`, `&x[a..b]`, with `.zip(..)`, `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(k)`); the range cannot depend on a differentiated value"),
+            }
             None
         } else {
             self.passive(f.iter)

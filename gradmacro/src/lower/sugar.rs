@@ -11,6 +11,10 @@
 //!   again before a call (the copy would read the new ones) is an error;
 //! - `for v in buf.iter_mut() { *v += t; }` (also `.enumerate()`) becomes
 //!   `for k in 0..buf.len() { buf[k] += t; }`;
+//! - `for c in x.chunks(k) { .. }` (`chunks_exact`, `windows`, with
+//!   `.enumerate()`; also `.map(|c| ..)` and `.fold(init, |acc, c| ..)` of
+//!   them) becomes a loop over the chunks' indices `j` whose body starts with
+//!   the view `let c = &x[j * k..(j * k + k).min(x.len())];`;
 //! - after `let v = &x[a..b];` (`&x[a..]`, `&x[..b]`, `&x[..]`, `&x`,
 //!   `x.split_at(k)`), `v[i]` reads `x[a + i]`, `v.len()` is `b - a`,
 //!   `&v[c..d]` is `&x[a + c..a + d]` and `v` elsewhere `&x[a..b]`, while
@@ -110,6 +114,11 @@ impl VisitMut for Sugar {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // Before the body is visited, so its view is rewritten with it.
+        if let Some(indexed) = chunked(e, self.loops) {
+            self.loops += 1;
+            *e = indexed;
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         if let Expr::Macro(m) = e {
             in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
@@ -365,6 +374,123 @@ impl VisitMut for Substitute {
 
 fn is_name(e: &Expr, name: &str) -> bool {
     matches!(e, Expr::Path(p) if p.path.is_ident(name))
+}
+
+/// `for c in x.chunks(k) { body }` as `for j in 0..n { let c = &x[..]; body }`,
+/// and `x.chunks(k).map(|c| e)` (`.fold(init, |acc, c| e)`) as
+/// `(0..n).map(|j| { let c = &x[..]; e })`; also `chunks_exact` and
+/// `windows`, and after `.enumerate()` with the index bound to `j`. The view
+/// is then rewritten like one the user wrote.
+fn chunked(e: &Expr, n: usize) -> Option<Expr> {
+    // The source of the chunks, their count and their index (its pattern).
+    let split = |iter: &Expr| -> Option<(Expr, Expr, bool)> {
+        let (iter, enumerate) = match iter {
+            Expr::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => {
+                (&*m.receiver, true)
+            }
+            other => (other, false),
+        };
+        let Expr::MethodCall(m) = super::strip(iter) else {
+            return None;
+        };
+        let Expr::Path(x) = super::strip(&m.receiver) else {
+            return None;
+        };
+        let x = x.path.get_ident()?;
+        if m.args.len() != 1 {
+            return None;
+        }
+        let k = &m.args[0];
+        let k: Expr = match super::strip(k) {
+            k @ (Expr::Lit(_) | Expr::Path(_)) => k.clone(),
+            k => syn::parse_quote!((#k)),
+        };
+        let j = format_ident!("__gm_c{}", n);
+        let (count, lo, hi): (Expr, Expr, Expr) = match m.method.to_string().as_str() {
+            "chunks" => (
+                syn::parse_quote!(#x.len().div_ceil(#k)),
+                syn::parse_quote!(#j * #k),
+                syn::parse_quote!((#j * #k + #k).min(#x.len())),
+            ),
+            "chunks_exact" => (
+                syn::parse_quote!(#x.len() / #k),
+                syn::parse_quote!(#j * #k),
+                syn::parse_quote!(#j * #k + #k),
+            ),
+            "windows" => (
+                syn::parse_quote!((#x.len() + 1).saturating_sub(#k)),
+                syn::parse_quote!(#j),
+                syn::parse_quote!(#j + #k),
+            ),
+            _ => return None,
+        };
+        let view: Expr = syn::parse_quote!(&#x[#lo..#hi]);
+        Some((view, count, enumerate))
+    };
+    // The chunk's pattern, and the index's after `enumerate`.
+    let pats = |p: &Pat, enumerate: bool| -> Option<(Pat, Option<Pat>)> {
+        let p = match p {
+            Pat::Type(t) => &*t.pat,
+            p => p,
+        };
+        match (p, enumerate) {
+            (Pat::Ident(_) | Pat::Wild(_), false) => Some((p.clone(), None)),
+            (Pat::Tuple(t), true) if t.elems.len() == 2 => {
+                Some((t.elems[1].clone(), Some(t.elems[0].clone())))
+            }
+            _ => None,
+        }
+    };
+    let j = format_ident!("__gm_c{}", n);
+    // `let c = view;` (`c` renamed after `enumerate` binds `(i, c)`).
+    let head = |chunk: &Pat, index: &Option<Pat>, view: &Expr| -> (Pat, Vec<Stmt>) {
+        let mut lets: Vec<Stmt> = Vec::new();
+        let bound: Pat = syn::parse_quote!(#j);
+        if let Some(i) = index {
+            lets.push(syn::parse_quote!(let #i = #j;));
+        }
+        if !matches!(chunk, Pat::Wild(_)) {
+            lets.push(syn::parse_quote!(let #chunk = #view;));
+        }
+        (bound, lets)
+    };
+    match e {
+        Expr::ForLoop(f) => {
+            let (view, count, enumerate) = split(&f.expr)?;
+            let (chunk, index) = pats(&f.pat, enumerate)?;
+            let (bound, lets) = head(&chunk, &index, &view);
+            let label = &f.label;
+            let body = &f.body.stmts;
+            Some(syn::parse_quote!(#label for #bound in 0..#count { #(#lets)* #(#body)* }))
+        }
+        Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
+            let (view, count, enumerate) = split(&m.receiver)?;
+            let Expr::Closure(c) = super::strip(&m.args[0]) else {
+                return None;
+            };
+            if c.inputs.len() != 1 {
+                return None;
+            }
+            let (chunk, index) = pats(&c.inputs[0], enumerate)?;
+            let (bound, lets) = head(&chunk, &index, &view);
+            let body = &c.body;
+            Some(syn::parse_quote!((0..#count).map(|#bound| { #(#lets)* #body })))
+        }
+        Expr::MethodCall(m) if m.method == "fold" && m.args.len() == 2 => {
+            let (view, count, enumerate) = split(&m.receiver)?;
+            let Expr::Closure(c) = super::strip(&m.args[1]) else {
+                return None;
+            };
+            if c.inputs.len() != 2 {
+                return None;
+            }
+            let (chunk, index) = pats(&c.inputs[1], enumerate)?;
+            let (bound, lets) = head(&chunk, &index, &view);
+            let (acc, init, body) = (&c.inputs[0], &m.args[0], &c.body);
+            Some(syn::parse_quote!((0..#count).fold(#init, |#acc, #bound| { #(#lets)* #body })))
+        }
+        _ => None,
+    }
 }
 
 /// A view `let v = &x[a..b];`: what `v` stands for.

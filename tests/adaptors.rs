@@ -1,0 +1,646 @@
+//! Iterator adaptors as idiomatic numeric Rust writes them: `chunks`,
+//! `chunks_exact`, `windows`; `enumerate`, `rev`, `skip`, `take`, `step_by`,
+//! `copied`, `cloned` and `zip` of parameters, sub-slices, local buffers,
+//! constant data and ranges, in `for` loops and in `.map(..).sum()` /
+//! `.fold(..)` chains; copies of sub-slices (`to_vec`, `to_owned`,
+//! `Vec::from`). Each gradient is checked at several points against its
+//! derivative worked out by hand (in the comments) and against centered
+//! finite differences, for a value bit-identical to the function's, and for
+//! `f_adjoint == d_out * gradient`.
+
+#![deny(warnings)]
+
+mod support;
+
+use gradmacro::differentiate;
+
+const D_OUT: f64 = 1.75;
+
+/// Points of length 7 (odd, so chunks of 2 and 3 leave a remainder).
+fn points() -> Vec<Vec<f64>> {
+    vec![
+        vec![0.5, -1.25, 2.0, 0.75, -0.3, 1.1, 2.4],
+        vec![1.5, 0.2, -0.7, 3.1, 0.9, -2.2, 0.35],
+        vec![-0.6, 1.8, 0.45, -1.9, 2.7, 0.15, -0.85],
+    ]
+}
+
+/// `f_grad` of a function of one slice.
+type Grad<'a> = &'a dyn Fn(&[f64]) -> (f64, Vec<f64>);
+
+/// Checks value bits, the gradient against `want` and finite differences,
+/// and the adjoint.
+#[track_caller]
+fn check(
+    name: &str,
+    x: &[f64],
+    f: &dyn Fn(&[f64]) -> f64,
+    grad: Grad<'_>,
+    adjoint: &dyn Fn(&[f64], f64) -> Vec<f64>,
+    want: &[f64],
+) {
+    let (v, g) = grad(x);
+    assert_eq!(v.to_bits(), f(x).to_bits(), "{name}: value at {x:?}");
+    support::assert_all_close(name, &g, want, 1e-12, 1e-12);
+    let h = 1e-6;
+    let fd: Vec<f64> = (0..x.len())
+        .map(|i| {
+            let (mut p, mut m) = (x.to_vec(), x.to_vec());
+            p[i] += h;
+            m[i] -= h;
+            (f(&p) - f(&m)) / (2.0 * h)
+        })
+        .collect();
+    support::assert_all_close(&format!("{name} (finite differences)"), &g, &fd, 1e-6, 1e-6);
+    let a = adjoint(x, D_OUT);
+    let scaled: Vec<f64> = want.iter().map(|w| D_OUT * w).collect();
+    support::assert_all_close(&format!("{name} (adjoint)"), &a, &scaled, 1e-12, 1e-12);
+}
+
+/// `check` at every point, for `$f(x: &[f64]) -> f64` and its generated
+/// functions, against the gradient `$want(x)`.
+macro_rules! check {
+    ($f:ident, $grad:ident, $adjoint:ident, $want:expr) => {{
+        for x in points() {
+            let want: Vec<f64> = $want(&x);
+            check(
+                stringify!($f),
+                &x,
+                &|x| $f(x),
+                &|x| $grad(x),
+                &|x, d| $adjoint(x, d),
+                &want,
+            );
+        }
+    }};
+}
+
+// ---------------------------------------------------------------------------
+// chunks, chunks_exact, windows
+// ---------------------------------------------------------------------------
+
+/// Σ over chunks of 2 of c[0] · c.len(): x_i with i even counts the length
+/// of its chunk (2, and 1 for the last of an odd length).
+#[differentiate]
+fn chunk_heads(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.chunks(2) {
+        s += c[0] * c.len() as f64;
+    }
+    s
+}
+
+/// Σ_chunks (Σ_{v in c} v)²: d/dx_i = 2 · (sum of i's chunk of 3).
+#[differentiate]
+fn chunk_sums_squared(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for c in x.chunks(3) {
+        let mut t = 0.0;
+        for v in c {
+            t += v;
+        }
+        s += t * t;
+    }
+    s
+}
+
+/// Exact chunks of 2 (the last element dropped): Σ_j j · c[0] · c[1].
+#[differentiate]
+fn exact_pairs(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (j, c) in x.chunks_exact(2).enumerate() {
+        s += j as f64 * c[0] * c[1];
+    }
+    s
+}
+
+/// Total variation Σ (w[1] - w[0])², as `windows(2).map(..).sum()`.
+#[differentiate]
+fn squared_differences(x: &[f64]) -> f64 {
+    x.windows(2)
+        .map(|w| (w[1] - w[0]) * (w[1] - w[0]))
+        .sum::<f64>()
+}
+
+/// Σ over windows of 3 of the window's product, with `fold`.
+#[differentiate]
+fn window_products(x: &[f64]) -> f64 {
+    x.windows(3)
+        .fold(0.0, |acc, w| acc + w.iter().product::<f64>())
+}
+
+/// Chunks of a constant slice weighting the parameter: Σ_j x_j · Σ c_j.
+#[differentiate(wrt(x))]
+fn constant_chunks(x: &[f64], w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (j, c) in w.chunks(2).enumerate() {
+        s += x[j] * c.iter().sum::<f64>();
+    }
+    s
+}
+
+#[test]
+fn chunks_and_windows() {
+    check!(
+        chunk_heads,
+        chunk_heads_grad,
+        chunk_heads_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| {
+                if i % 2 == 1 {
+                    0.0
+                } else {
+                    (x.len() - i).min(2) as f64
+                }
+            })
+            .collect()
+    );
+    check!(
+        chunk_sums_squared,
+        chunk_sums_squared_grad,
+        chunk_sums_squared_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| {
+                let c = i / 3 * 3;
+                2.0 * x[c..(c + 3).min(x.len())].iter().sum::<f64>()
+            })
+            .collect()
+    );
+    check!(
+        exact_pairs,
+        exact_pairs_grad,
+        exact_pairs_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| {
+                let j = i / 2;
+                if 2 * j + 1 >= x.len() {
+                    0.0
+                } else {
+                    j as f64 * x[i ^ 1]
+                }
+            })
+            .collect()
+    );
+    check!(
+        squared_differences,
+        squared_differences_grad,
+        squared_differences_adjoint,
+        |x: &[f64]| {
+            let n = x.len();
+            (0..n)
+                .map(|i| {
+                    let left = if i > 0 { 2.0 * (x[i] - x[i - 1]) } else { 0.0 };
+                    let right = if i + 1 < n {
+                        -2.0 * (x[i + 1] - x[i])
+                    } else {
+                        0.0
+                    };
+                    left + right
+                })
+                .collect()
+        }
+    );
+    check!(
+        window_products,
+        window_products_grad,
+        window_products_adjoint,
+        |x: &[f64]| {
+            let n = x.len();
+            let mut g = vec![0.0; n];
+            for s in 0..n - 2 {
+                for k in 0..3 {
+                    g[s + k] += (0..3)
+                        .filter(|&m| m != k)
+                        .map(|m| x[s + m])
+                        .product::<f64>();
+                }
+            }
+            g
+        }
+    );
+    let w = [0.3, -1.1, 2.5, 0.4, -0.8, 1.6, 0.9];
+    for x in points() {
+        let (v, g) = constant_chunks_grad(&x, &w);
+        assert_eq!(v.to_bits(), constant_chunks(&x, &w).to_bits());
+        let mut want = vec![0.0; x.len()];
+        for (j, c) in w.chunks(2).enumerate() {
+            want[j] = c.iter().sum::<f64>();
+        }
+        support::assert_all_close("constant_chunks", &g, &want, 1e-12, 1e-12);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// skip, take, step_by, rev, enumerate in `for` loops
+// ---------------------------------------------------------------------------
+
+/// Σ_{i ≥ 2} x_i²: d/dx_i = 2 x_i for i ≥ 2.
+#[differentiate]
+fn skip_two(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter().skip(2) {
+        s += v * v;
+    }
+    s
+}
+
+/// Σ_{i < 3} sin x_i.
+#[differentiate]
+fn take_three(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for &v in x.iter().take(3) {
+        s += v.sin();
+    }
+    s
+}
+
+/// Σ over even i of (i + 1) · x_i (the count of `enumerate` after
+/// `step_by` is the position, `i = 2 · position`).
+#[differentiate]
+fn even_weighted(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (p, v) in x.iter().step_by(2).enumerate() {
+        s += (2 * p + 1) as f64 * v;
+    }
+    s
+}
+
+/// Horner's rule from the last coefficient: p = Σ x_i t^i at t = 0.7,
+/// walked with `rev`: d/dx_i = t^i.
+#[differentiate]
+fn horner(x: &[f64]) -> f64 {
+    let t = 0.7;
+    let mut p = 0.0;
+    for c in x.iter().rev() {
+        p = p * t + c;
+    }
+    p
+}
+
+/// `enumerate` before `rev`: Σ i · x_i², visited backwards.
+#[differentiate]
+fn enumerate_rev(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, v) in x.iter().enumerate().rev() {
+        s = s * 0.5 + i as f64 * v * v;
+    }
+    s
+}
+
+/// `rev` before `enumerate`: the count runs up while the elements run down,
+/// Σ_k k · x_{n-1-k}.
+#[differentiate]
+fn rev_enumerate(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (k, &v) in x.iter().rev().enumerate() {
+        s += k as f64 * v;
+    }
+    s
+}
+
+/// skip, step_by, take combined: x_1, x_3, x_5 (then stop), cubed.
+#[differentiate]
+fn skip_step_take(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for v in x.iter().copied().skip(1).step_by(2).take(3) {
+        s += v * v * v;
+    }
+    s
+}
+
+/// Over a sub-slice, skipping by a count held in a variable.
+#[differentiate]
+fn sub_slice_skip(x: &[f64]) -> f64 {
+    let n = 1;
+    let mut s = 0.0;
+    for v in x[2..6].iter().skip(n) {
+        s += v.exp();
+    }
+    s
+}
+
+#[test]
+fn counted_adaptors_in_for_loops() {
+    check!(skip_two, skip_two_grad, skip_two_adjoint, |x: &[f64]| x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| if i >= 2 { 2.0 * v } else { 0.0 })
+        .collect());
+    check!(
+        take_three,
+        take_three_grad,
+        take_three_adjoint,
+        |x: &[f64]| x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| if i < 3 { v.cos() } else { 0.0 })
+            .collect()
+    );
+    check!(
+        even_weighted,
+        even_weighted_grad,
+        even_weighted_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| if i % 2 == 0 { (i + 1) as f64 } else { 0.0 })
+            .collect()
+    );
+    check!(horner, horner_grad, horner_adjoint, |x: &[f64]| (0..x
+        .len())
+        .map(|i| 0.7f64.powi(i as i32))
+        .collect());
+    check!(
+        enumerate_rev,
+        enumerate_rev_grad,
+        enumerate_rev_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| 0.5f64.powi(i as i32) * i as f64 * 2.0 * x[i])
+            .collect()
+    );
+    check!(
+        rev_enumerate,
+        rev_enumerate_grad,
+        rev_enumerate_adjoint,
+        |x: &[f64]| {
+            let n = x.len();
+            (0..n).map(|i| (n - 1 - i) as f64).collect()
+        }
+    );
+    check!(
+        skip_step_take,
+        skip_step_take_grad,
+        skip_step_take_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| if i % 2 == 1 && i <= 5 {
+                3.0 * x[i] * x[i]
+            } else {
+                0.0
+            })
+            .collect()
+    );
+    check!(
+        sub_slice_skip,
+        sub_slice_skip_grad,
+        sub_slice_skip_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| if (3..6).contains(&i) { x[i].exp() } else { 0.0 })
+            .collect()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// zip of parameters, sub-slices, buffers, constant data, ranges
+// ---------------------------------------------------------------------------
+
+pub struct Cfg {
+    pub w: Vec<f64>,
+}
+
+/// x · cfg.w over the shorter of the two.
+#[differentiate]
+fn zip_constant_data(x: &[f64], cfg: &Cfg) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in x.iter().zip(cfg.w.iter()) {
+        s += a * b;
+    }
+    s
+}
+
+/// Σ_i (i + 1) · x_i with the weights from an endless range.
+#[differentiate]
+fn zip_endless_range(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (v, i) in x.iter().zip(1..) {
+        s += i as f64 * v;
+    }
+    s
+}
+
+/// Differences of neighbours: Σ (x_{i+1} - x_i)³ as a zip of a sub-slice
+/// with the slice skipped by one.
+#[differentiate]
+fn zip_shifted(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in x[..x.len() - 1].iter().zip(x.iter().skip(1)) {
+        let d = b - a;
+        s += d * d * d;
+    }
+    s
+}
+
+/// A local buffer of squares zipped with the parameter reversed:
+/// Σ_i x_i² · x_{n-1-i}.
+#[differentiate]
+fn zip_buffer_rev(x: &[f64]) -> f64 {
+    let mut sq = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        sq[i] = x[i] * x[i];
+    }
+    let mut s = 0.0;
+    for (a, b) in sq.iter().zip(x.iter().rev()) {
+        s += a * b;
+    }
+    s
+}
+
+/// `zip` with a range and `step_by` in a `map(..).sum()`: Σ_{j} j · x_{2j}.
+#[differentiate]
+fn zip_range_map(x: &[f64]) -> f64 {
+    x.iter()
+        .step_by(2)
+        .zip(0..4)
+        .map(|(v, j)| j as f64 * v)
+        .sum::<f64>()
+}
+
+/// `.cloned().skip(1).take(4).fold(..)`: Π of x_1..x_4.
+#[differentiate]
+fn fold_skip_take(x: &[f64]) -> f64 {
+    x.iter()
+        .cloned()
+        .skip(1)
+        .take(4)
+        .fold(1.0, |acc, v| acc * v)
+}
+
+/// `.skip(3).sum()` of the elements themselves.
+#[differentiate]
+fn sum_skipped(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().skip(3).sum();
+    s * s
+}
+
+/// `enumerate` then `skip`: the count keeps the original index,
+/// Σ_{i ≥ 2} i · x_i.
+#[differentiate]
+fn enumerate_skip_map(x: &[f64]) -> f64 {
+    x.iter()
+        .enumerate()
+        .skip(2)
+        .map(|(i, v)| i as f64 * v)
+        .sum::<f64>()
+}
+
+#[test]
+fn zips_and_chains() {
+    let cfg = Cfg {
+        w: vec![0.4, -1.3, 2.2, 0.8],
+    };
+    for x in points() {
+        let (v, g) = zip_constant_data_grad(&x, &cfg);
+        assert_eq!(v.to_bits(), zip_constant_data(&x, &cfg).to_bits());
+        let mut want = vec![0.0; x.len()];
+        want[..4].copy_from_slice(&cfg.w);
+        support::assert_all_close("zip_constant_data", &g, &want, 1e-12, 1e-12);
+    }
+    check!(
+        zip_endless_range,
+        zip_endless_range_grad,
+        zip_endless_range_adjoint,
+        |x: &[f64]| (0..x.len()).map(|i| (i + 1) as f64).collect()
+    );
+    check!(
+        zip_shifted,
+        zip_shifted_grad,
+        zip_shifted_adjoint,
+        |x: &[f64]| {
+            let n = x.len();
+            let d = |i: usize| x[i + 1] - x[i];
+            (0..n)
+                .map(|i| {
+                    let left = if i > 0 {
+                        3.0 * d(i - 1) * d(i - 1)
+                    } else {
+                        0.0
+                    };
+                    let right = if i + 1 < n { -3.0 * d(i) * d(i) } else { 0.0 };
+                    left + right
+                })
+                .collect()
+        }
+    );
+    check!(
+        zip_buffer_rev,
+        zip_buffer_rev_grad,
+        zip_buffer_rev_adjoint,
+        |x: &[f64]| {
+            let n = x.len();
+            (0..n)
+                .map(|i| 2.0 * x[i] * x[n - 1 - i] + x[n - 1 - i] * x[n - 1 - i])
+                .collect()
+        }
+    );
+    check!(
+        zip_range_map,
+        zip_range_map_grad,
+        zip_range_map_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| if i % 2 == 0 && i / 2 < 4 {
+                (i / 2) as f64
+            } else {
+                0.0
+            })
+            .collect()
+    );
+    check!(
+        fold_skip_take,
+        fold_skip_take_grad,
+        fold_skip_take_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| {
+                if (1..5).contains(&i) {
+                    (1..5).filter(|&k| k != i).map(|k| x[k]).product::<f64>()
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    );
+    check!(
+        sum_skipped,
+        sum_skipped_grad,
+        sum_skipped_adjoint,
+        |x: &[f64]| {
+            let s: f64 = x[3..].iter().sum();
+            (0..x.len())
+                .map(|i| if i >= 3 { 2.0 * s } else { 0.0 })
+                .collect()
+        }
+    );
+    check!(
+        enumerate_skip_map,
+        enumerate_skip_map_grad,
+        enumerate_skip_map_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| if i >= 2 { i as f64 } else { 0.0 })
+            .collect()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// copies of sub-slices
+// ---------------------------------------------------------------------------
+
+/// A copy of x[1..4] written over, then read: Σ c_i² with c_0 doubled.
+#[differentiate]
+fn copy_to_vec(x: &[f64]) -> f64 {
+    let mut c = x[1..4].to_vec();
+    c[0] *= 2.0;
+    c.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// `to_owned` of a view, and `Vec::from` of a sub-slice.
+#[differentiate]
+fn copy_owned_from(x: &[f64]) -> f64 {
+    let v = &x[2..];
+    let a = v.to_owned();
+    let b = Vec::from(&x[..3]);
+    a[0] * b[2] + a[1] * b[0]
+}
+
+#[test]
+fn copies_of_sub_slices() {
+    check!(
+        copy_to_vec,
+        copy_to_vec_grad,
+        copy_to_vec_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| match i {
+                1 => 8.0 * x[1],
+                2 | 3 => 2.0 * x[i],
+                _ => 0.0,
+            })
+            .collect()
+    );
+    // a = x[2..], b = x[..3]: a[0] b[2] = x2², a[1] b[0] = x3 x0.
+    check!(
+        copy_owned_from,
+        copy_owned_from_grad,
+        copy_owned_from_adjoint,
+        |x: &[f64]| (0..x.len())
+            .map(|i| match i {
+                0 => x[3],
+                2 => 2.0 * x[2],
+                3 => x[0],
+                _ => 0.0,
+            })
+            .collect()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// maxima
+// ---------------------------------------------------------------------------
+
+/// max_i x_i: the derivative goes to the element chosen.
+#[differentiate]
+fn maximum(x: &[f64]) -> f64 {
+    x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[test]
+fn maximum_by_fold() {
+    check!(maximum, maximum_grad, maximum_adjoint, |x: &[f64]| {
+        let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        x.iter().map(|&v| if v == m { 1.0 } else { 0.0 }).collect()
+    });
+}
