@@ -202,3 +202,27 @@ fn a_view_beside_a_store_indexed_by_its_loop_variable() {
         }
     }
 }
+
+#[differentiate]
+fn sum_sq(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum()
+}
+
+/// Slices of slices (`&w[1..][..2]`, `w[2..][1]`, `&w[1..][1..]`) and a
+/// reborrowed buffer (`&*v`), as ADBench's ports write them.
+#[differentiate]
+#[allow(clippy::explicit_auto_deref)]
+fn reslices(w: &[f64]) -> f64 {
+    let v = vec![w[0], w[1]];
+    sum_sq(&w[1..][..2]) + sum_sq(&*v) + w[2..][1] * 3.0 + sum_sq(&w[1..][1..])
+}
+
+#[test]
+fn slices_of_slices_and_reborrows() {
+    for w in [[1.0, -2.0, 0.5, 3.0], [0.25, 1.5, -1.0, -0.5]] {
+        let (value, g) = reslices_grad(&w);
+        assert_bits("value", value, reslices(&w));
+        let want = [2.0 * w[0], 4.0 * w[1], 4.0 * w[2], 3.0 + 2.0 * w[3]];
+        assert_all_close("gradient", &g, &want, 1e-12, 1e-12);
+    }
+}

@@ -133,6 +133,7 @@ pub(crate) fn lower_until_stable(
     // once, before the attempts: they key what they learn by the syntax
     // tree's nodes.
     let mut f = f.clone();
+    lower::reslice::desugar(&mut f.block);
     let mut errors = lower::sugar::desugar(&mut f.block);
     errors.extend(lower::matching::desugar(&mut f.block));
     lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));

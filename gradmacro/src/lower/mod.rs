@@ -13,6 +13,7 @@ pub(crate) mod matching;
 pub(crate) mod outputs;
 mod reject;
 pub mod rename;
+pub(crate) mod reslice;
 pub(crate) mod sugar;
 
 pub(crate) use array::has_float_literal;
