@@ -312,3 +312,22 @@ fn sugar_inside_vec_macros() {
         (6.0, vec![1.0, 1.0, 0.0])
     );
 }
+
+/// A local tuple read by its fields: `t.0`, `t.1`, and `sc.1` of
+/// `x.sin_cos()`.
+#[differentiate]
+fn tuple_fields(x: f64, y: f64) -> f64 {
+    let t = (x * 2.0, y.sin());
+    let sc = x.sin_cos();
+    t.0 * t.1 + sc.1
+}
+
+#[test]
+fn tuple_fields_read_as_their_elements() {
+    for (x, y) in [(0.5, -1.0), (1.5, 0.25), (-2.0, 3.0)] {
+        let (value, (dx, dy)) = tuple_fields_grad(x, y);
+        assert_eq!(value.to_bits(), tuple_fields(x, y).to_bits());
+        support::assert_close("d/dx", dx, 2.0 * y.sin() - x.sin(), 1e-12, 1e-12);
+        support::assert_close("d/dy", dy, 2.0 * x * y.cos(), 1e-12, 1e-12);
+    }
+}

@@ -15,6 +15,7 @@ mod reject;
 pub mod rename;
 pub(crate) mod reslice;
 pub(crate) mod sugar;
+pub(crate) mod tuple_fields;
 
 pub(crate) use array::has_float_literal;
 

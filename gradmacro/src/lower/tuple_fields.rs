@@ -1,0 +1,144 @@
+//! A local tuple read by its fields, `let t = (x * 2.0, y.sin()); t.0 * t.1`,
+//! as the destructuring `let (t_0, t_1) = (..);` it stands for (which
+//! `sugar.rs` turns into one `let` per element), its fields as those names.
+//! Only where every later mention of `t` in the block is a field `t.N` and
+//! nothing binds `t` again.
+
+use crate::names::Names;
+use quote::ToTokens;
+use std::collections::HashMap;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat, Stmt};
+
+/// How the statements after a tuple's `let` mention it.
+#[derive(Default)]
+struct Uses {
+    name: String,
+    fields: usize,
+    bare: usize,
+    rebound: bool,
+}
+
+impl<'ast> Visit<'ast> for Uses {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Field(f)
+                if matches!(f.member, syn::Member::Unnamed(_))
+                    && matches!(&*f.base, Expr::Path(p) if p.path.is_ident(&self.name)) =>
+            {
+                self.fields += 1;
+            }
+            Expr::Path(p) if p.path.is_ident(&self.name) => self.bare += 1,
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        if p.ident == self.name {
+            self.rebound = true;
+        }
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // Tokens the visitor cannot see into: a mention there counts as bare.
+        let mentions = m
+            .tokens
+            .clone()
+            .into_iter()
+            .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == self.name));
+        self.bare += usize::from(mentions);
+    }
+}
+
+/// `t.N` as the name chosen for field `N`.
+struct Fields<'a> {
+    name: &'a str,
+    names: &'a HashMap<u32, syn::Ident>,
+}
+
+impl VisitMut for Fields<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Field(f) = e {
+            if let (syn::Member::Unnamed(i), Expr::Path(p)) = (&f.member, &*f.base) {
+                if p.path.is_ident(self.name) {
+                    if let Some(n) = self.names.get(&i.index) {
+                        *e = syn::parse_quote!(#n);
+                        return;
+                    }
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// The number of elements of a tuple-valued initialiser the sugar knows.
+fn arity(init: &Expr) -> Option<usize> {
+    match super::strip(init) {
+        Expr::Tuple(t) => Some(t.elems.len()),
+        Expr::MethodCall(m) if m.method == "sin_cos" || m.method == "split_at" => Some(2),
+        _ => None,
+    }
+}
+
+fn rewrite(stmts: &mut [Stmt], names: &mut Names) {
+    for k in 0..stmts.len() {
+        let Stmt::Local(l) = &stmts[k] else { continue };
+        let (pat, ty) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        let Pat::Ident(pi) = pat else { continue };
+        if pi.by_ref.is_some() || pi.mutability.is_some() || pi.subpat.is_some() {
+            continue;
+        }
+        let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
+            continue;
+        };
+        let Some(n) = arity(&init.expr) else { continue };
+        let name = pi.ident.to_string();
+        let mut uses = Uses {
+            name: name.clone(),
+            ..Uses::default()
+        };
+        for st in &stmts[k + 1..] {
+            uses.visit_stmt(st);
+        }
+        if uses.bare > 0 || uses.rebound || uses.fields == 0 {
+            continue;
+        }
+        let fields: Vec<syn::Ident> = (0..n)
+            .map(|i| {
+                let fresh = names.fresh(&format!("{name}_{i}"));
+                syn::Ident::new(&fresh.to_string(), pi.ident.span())
+            })
+            .collect();
+        let by_index: HashMap<u32, syn::Ident> =
+            (0..n as u32).zip(fields.iter().cloned()).collect();
+        let init = &init.expr;
+        let ty = ty.map(|t| quote::quote!(: #t));
+        stmts[k] = syn::parse_quote!(let (#(#fields),*) #ty = #init;);
+        let mut sub = Fields {
+            name: &name,
+            names: &by_index,
+        };
+        for st in &mut stmts[k + 1..] {
+            sub.visit_stmt_mut(st);
+        }
+    }
+}
+
+struct Blocks<'a>(&'a mut Names);
+
+impl VisitMut for Blocks<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        rewrite(&mut b.stmts, self.0);
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Rewrites every local tuple read only by its fields in `block`.
+pub(crate) fn desugar(block: &mut syn::Block) {
+    let mut names = Names::avoiding(block.to_token_stream());
+    Blocks(&mut names).visit_block_mut(block);
+}
