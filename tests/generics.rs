@@ -349,3 +349,32 @@ fn vector_output() {
     check_pair::<f64>();
     check_pair::<f32>();
 }
+
+/// A method generic in its float type, reading an `f64` field.
+pub struct Gain {
+    pub k: f64,
+}
+impl Gain {
+    #[differentiate]
+    pub fn m<T: Float>(&self, x: T) -> T {
+        x * x * T::from(self.k).unwrap()
+    }
+}
+/// `wrt(..)` naming a generic float parameter.
+#[differentiate(wrt(x))]
+fn generic_wrt<T: Float>(x: T, w: &[T]) -> T {
+    let mut s = T::zero();
+    for wi in w.iter() {
+        s = s + *wi * x.sin();
+    }
+    s
+}
+#[test]
+fn a_generic_method_and_wrt_of_a_generic_parameter() {
+    let s = Gain { k: 3.0 };
+    assert_eq!(s.m_grad(2.0f64), (12.0, 12.0));
+    assert_eq!(s.m_grad(2.0f32), (12.0, 12.0));
+    let (v, g) = generic_wrt_grad(0.5f32, &[1.0, 2.0]);
+    assert_eq!(v, generic_wrt(0.5f32, &[1.0, 2.0]));
+    assert!((g - 3.0 * 0.5f32.cos()).abs() < 1e-6);
+}
