@@ -313,3 +313,34 @@ fn a_struct_built_with_field_init_shorthand() {
         assert_close(dx, 2.0 * x * gamma);
     }
 }
+
+/// Loops over a constant struct's array field by element (`for w in
+/// cfg.w.iter()`, `for v in &cfg.w`), the gradient reading each element.
+pub struct Weights {
+    pub w: Vec<f64>,
+}
+
+#[differentiate]
+fn over_field_elements(cfg: &Weights, x: f64) -> f64 {
+    let mut s = 0.0;
+    for w in cfg.w.iter() {
+        s += x / *w;
+    }
+    for v in &cfg.w {
+        s += v * x * x;
+    }
+    s
+}
+
+#[test]
+fn loops_over_a_constant_field_by_element() {
+    let cfg = Weights {
+        w: vec![2.0, 4.0, -0.5],
+    };
+    for x in [1.0, -0.75, 2.5] {
+        let (value, dx) = over_field_elements_grad(&cfg, x);
+        assert_eq!(value.to_bits(), over_field_elements(&cfg, x).to_bits());
+        let want: f64 = cfg.w.iter().map(|w| 1.0 / w + 2.0 * w * x).sum();
+        assert_close(dx, want);
+    }
+}

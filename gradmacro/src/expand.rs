@@ -135,6 +135,7 @@ pub(crate) fn lower_until_stable(
     let mut f = f.clone();
     lower::reslice::desugar(&mut f.block);
     lower::tuple_fields::desugar(&mut f.block);
+    lower::data_loops::desugar(&mut f.block);
     let mut errors = lower::sugar::desugar(&mut f.block);
     errors.extend(lower::matching::desugar(&mut f.block));
     lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));

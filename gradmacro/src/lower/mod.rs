@@ -7,6 +7,7 @@ use crate::ir::*;
 use crate::names::Names;
 mod array;
 mod chain;
+pub(crate) mod data_loops;
 mod expr;
 mod iter;
 pub(crate) mod matching;
