@@ -1,5 +1,5 @@
-// `while let` patterns are not supported; the error must point at the `let` in
-// the condition and suggest a comparison.
+// `while let` is not supported; the error must point at the `let` in
+// the condition and suggest `loop` with `let ... else`, or a comparison.
 use gradmacro::differentiate;
 
 #[differentiate]

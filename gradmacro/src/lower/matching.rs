@@ -13,8 +13,12 @@
 //! else { d }
 //! ```
 //! so the lowering sees only `if`s (an exhaustive `match` reaches its last
-//! arm when no other matched). Patterns may bind the whole value (`k`, `k @
-//! 1..=3`) but nothing inside it.
+//! arm when no other matched). An arm binding parts of the value (`Some(n)
+//! =>`, `(a, _) =>`) reads each part it uses, once taken, with a `match` of
+//! its own (`let n = match o { Some(n) => n, _ => unreachable!() };`): parts
+//! are data, never differentiated. `if let P = e { a } else { b }` is `match
+//! e { P => a, _ => b }`, and `let P = e else { d }; rest` is `match e { P =>
+//! { rest }, _ => d }`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -34,7 +38,36 @@ struct Desugar {
 }
 
 impl VisitMut for Desugar {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        if let Some(k) = b.stmts.iter().position(|s| {
+            matches!(s, syn::Stmt::Local(l) if l.init.as_ref().is_some_and(|i| i.diverge.is_some()))
+        }) {
+            let rest: Vec<syn::Stmt> = b.stmts.drain(k + 1..).collect();
+            let Some(syn::Stmt::Local(l)) = b.stmts.pop() else {
+                unreachable!("the `let` found above")
+            };
+            let init = l.init.expect("a `let ... else`");
+            let (value, diverge) = (init.expr, init.diverge.expect("an `else`").1);
+            let pat = &l.pat;
+            b.stmts.push(syn::Stmt::Expr(
+                syn::parse_quote!(match #value { #pat => { #(#rest)* } _ => #diverge }),
+                None,
+            ));
+        }
+        syn::visit_mut::visit_block_mut(self, b);
+    }
+
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::If(i) = e {
+            if let Expr::Let(l) = &*i.cond {
+                let (pat, value, then) = (&l.pat, &l.expr, &i.then_branch);
+                let els = match &i.else_branch {
+                    Some((_, els)) => quote!(#els),
+                    None => quote!({}),
+                };
+                *e = syn::parse_quote!(match #value { #pat => #then _ => #els });
+            }
+        }
         // Inner matches first: the tests built below are not visited again.
         syn::visit_mut::visit_expr_mut(self, e);
         if let Expr::Macro(m) = e {
@@ -63,28 +96,37 @@ impl Desugar {
         };
         let mut tests = Vec::new();
         for arm in &m.arms {
-            let binds = match whole_binding(&arm.pat) {
-                Ok(b) => b,
-                Err(()) => {
-                    self.errors.push((
-                        quote!(#arm),
-                        "a `match` arm may bind the whole value (`k =>`, `k @ 1..=3 =>`) but nothing inside it: read fields after the `match`".to_string(),
-                    ));
-                    return None;
-                }
-            };
             let pat = &arm.pat;
             let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
             let body = &arm.body;
             let mut mentioned = std::collections::HashSet::new();
             super::collect_expr_idents(body, &mut mentioned);
-            let body: Expr = match binds {
-                Some(name) if mentioned.contains(&name.to_string()) => {
-                    syn::parse_quote!({ let #name = #read; #body })
+            let (pat, body): (Pat, Expr) = match whole_binding(pat) {
+                Ok(Some(name)) if mentioned.contains(&name.to_string()) => {
+                    (pat.clone(), syn::parse_quote!({ let #name = #read; #body }))
                 }
-                _ => syn::parse_quote!({ #body }),
+                Ok(_) => (pat.clone(), syn::parse_quote!({ #body })),
+                Err(()) => {
+                    // The test keeps only what the guard reads; the body
+                    // reads each part it uses out of the value.
+                    let mut in_guard = std::collections::HashSet::new();
+                    if let Some((_, g)) = &arm.guard {
+                        super::collect_expr_idents(g, &mut in_guard);
+                    }
+                    let parts: Vec<syn::Stmt> = bound_names(pat)
+                        .into_iter()
+                        .filter(|(n, _)| mentioned.contains(&n.to_string()))
+                        .map(|(n, m)| {
+                            let only = keeping(pat, |i| *i == n);
+                            syn::parse_quote!(let #m #n = match #read { #only => #n, _ => ::core::unreachable!() };)
+                        })
+                        .collect();
+                    let test = keeping(pat, |i| in_guard.contains(&i.to_string()));
+                    (test, syn::parse_quote!({ #(#parts)* #body }))
+                }
             };
             let unconditional = matches!(pat, Pat::Wild(_)) && guard.is_none();
+            let pat = &pat;
             tests.push((
                 quote!(match #read { #pat #guard => true, _ => false }),
                 body,
@@ -147,4 +189,47 @@ fn binds_anything(p: &Pat) -> bool {
     let mut f = Finder(false);
     syn::visit::Visit::visit_pat(&mut f, p);
     f.0
+}
+
+/// The names a pattern binds (not constants or unit variants, upper-case),
+/// each with its `mut`.
+fn bound_names(p: &Pat) -> Vec<(syn::Ident, Option<syn::Token![mut]>)> {
+    struct Names(Vec<(syn::Ident, Option<syn::Token![mut]>)>);
+    impl<'a> syn::visit::Visit<'a> for Names {
+        fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+            if !i.ident.to_string().starts_with(|c: char| c.is_uppercase()) {
+                self.0.push((i.ident.clone(), i.mutability));
+            }
+            syn::visit::visit_pat_ident(self, i);
+        }
+    }
+    let mut n = Names(Vec::new());
+    syn::visit::Visit::visit_pat(&mut n, p);
+    n.0
+}
+
+/// `p` with every binding `keep` rejects replaced by `_`.
+fn keeping(p: &Pat, keep: impl Fn(&syn::Ident) -> bool) -> Pat {
+    struct Wild<F>(F);
+    impl<F: Fn(&syn::Ident) -> bool> VisitMut for Wild<F> {
+        fn visit_pat_mut(&mut self, p: &mut Pat) {
+            if let Pat::Ident(i) = p {
+                // A part is read by value, `mut` where it is bound.
+                i.mutability = None;
+                let binding = !i.ident.to_string().starts_with(|c: char| c.is_uppercase());
+                if binding && !(self.0)(&i.ident) {
+                    *p = match i.subpat.take() {
+                        Some((_, sub)) => *sub,
+                        None => syn::parse_quote!(_),
+                    };
+                    self.visit_pat_mut(p);
+                    return;
+                }
+            }
+            syn::visit_mut::visit_pat_mut(self, p);
+        }
+    }
+    let mut p = p.clone();
+    Wild(keep).visit_pat_mut(&mut p);
+    p
 }

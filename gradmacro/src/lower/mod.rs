@@ -979,7 +979,7 @@ impl<'a> Lowerer<'a> {
         if let syn::Expr::Let(l) = strip(e) {
             self.cx.error(
                 l,
-                "`if let` / `while let` are not supported: compare values with `==`, `<`, ...",
+                "`while let` is not supported: write `loop { let Some(m) = e else { break }; .. }`, or compare values with `==`, `<`, ...",
             );
             return None;
         }

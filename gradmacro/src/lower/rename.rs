@@ -274,6 +274,17 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
                 }
                 Expr::Closure(_) => Some(Unsupported::AsyncClosure.message()),
                 Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) if self.closures > 0 => None,
+                // The unreachable arm of a part read out of a `match` arm
+                // already taken (`matching.rs`).
+                Expr::Macro(m)
+                    if m.mac
+                        .path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.ident == "unreachable") =>
+                {
+                    None
+                }
                 Expr::Macro(_) => Some(Unsupported::Macro.message()),
                 Expr::Async(_) | Expr::Await(_) => Some(Unsupported::Async.message()),
                 Expr::Unsafe(_) => Some(Unsupported::Unsafe.message()),
