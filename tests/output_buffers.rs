@@ -170,12 +170,57 @@ fn the_distortion_against_its_derivative_by_hand() {
     }
 }
 
+/// `scale_into` for callers in forward mode too.
+#[differentiate(tangent)]
+fn scale_into_t(k: f64, out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] *= k;
+    }
+}
+
 /// Forward mode through a helper writing into a buffer.
 #[differentiate(tangent)]
 fn scaled_energy_t(x: &[f64], k: f64) -> f64 {
     let mut buf = x.to_vec();
-    scale_into(k, &mut buf);
+    scale_into_t(k, &mut buf);
     buf.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// A helper calling a scalar function (without `tangent`), and passing its
+/// buffer whole to a function that only reads it.
+#[differentiate]
+fn normalise(out: &mut [f64]) {
+    let s = sum_sq(out);
+    for i in 0..out.len() {
+        out[i] /= s.sqrt();
+    }
+}
+
+#[differentiate]
+fn sum_sq(v: &[f64]) -> f64 {
+    v.iter().map(|a| a * a).sum()
+}
+
+/// The first coordinate of `x` normalised.
+#[differentiate]
+fn first_normalised(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    normalise(&mut v);
+    v[0]
+}
+
+#[test]
+fn a_buffer_read_whole_by_a_scalar_function() {
+    for x in [[3.0, 4.0], [1.0, -2.0], [-0.5, 0.25]] {
+        let (value, g) = first_normalised_grad(&x);
+        assert_bits("value", value, first_normalised(&x));
+        let n = (x[0] * x[0] + x[1] * x[1]).sqrt();
+        let want = [
+            1.0 / n - x[0] * x[0] / (n * n * n),
+            -x[0] * x[1] / (n * n * n),
+        ];
+        assert_all_close("gradient", &g, &want, 1e-12, 1e-12);
+    }
 }
 
 #[test]

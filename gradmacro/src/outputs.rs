@@ -91,18 +91,33 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
             cx.error(w, "the output buffer is not a parameter to differentiate with respect to: its value before the call is differentiated along with the other float parameters");
         }
     }
-    if args.tangent || args.hessian || !args.checks.is_empty() {
-        let at = args.hessian_flag.as_ref().or(args.tangent_flag.as_ref());
+    if args.hessian || !args.checks.is_empty() {
         cx.error_at(
-            at.map_or(f.sig.ident.span(), |a| a.span()),
-            "a helper writing into an output buffer takes no `tangent`, `hessian` or `check(..)`: its callers' flags give it what they need",
+            args.hessian_flag.as_ref().map_or(f.sig.ident.span(), |a| a.span()),
+            "a helper writing into an output buffer takes no `hessian` or `check(..)`: check or take second derivatives of the functions calling it",
         );
     }
     if cx.has_errors() {
         return None;
     }
     let helper = rewrite(f, &out);
-    let for_callers = crate::vector::for_callers_only(&helper, cx)?;
+    let for_callers = crate::vector::for_callers_only(&helper, args.tangent, cx)?;
+    let no_tangent = if args.tangent {
+        quote!()
+    } else {
+        let name = &f.sig.ident;
+        let message = format!("`{name}` is called by a function with `tangent` but does not have it: write `#[differentiate(tangent)]` on `{name}`");
+        crate::emit::placeholders(
+            &helper,
+            None,
+            "has_no_tangent",
+            (
+                &message,
+                "called here by a function with `tangent` or `hessian`",
+            ),
+            &[("pushforward", (2, 0), quote!())],
+        )
+    };
     let message = format!(
         "`{}` writes into an output buffer: it has no gradient of its own (a gradient needs one output); call it from a differentiated function, or make it return the array (`-> [f64; N]` or `-> Vec<f64>`) and use `{}_jacobian`",
         f.sig.ident, f.sig.ident
@@ -118,7 +133,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
             ("adjoint_acc", (2, 1), quote!()),
         ],
     );
-    Some(quote!(#helper #for_callers #placeholders))
+    Some(quote!(#helper #for_callers #no_tangent #placeholders))
 }
 
 /// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
@@ -165,18 +180,35 @@ fn rewrite(f: &syn::ItemFn, out: &Output) -> syn::ItemFn {
     }
 }
 
-/// The buffer passed on whole to another helper, `g(x, out)`, is lent
-/// mutably, as callers write it: `g(x, &mut out)`.
+/// The buffer passed on whole, `g(x, out)`, now a local: lent mutably to a
+/// call that is a statement of its own (a helper writing into it, `g(x,
+/// &mut out);`), read by a call whose value is used (`let s = sq(&out);`).
 struct MutArgs(Ident);
 
-impl VisitMut for MutArgs {
-    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+impl MutArgs {
+    fn lend(&self, c: &mut syn::ExprCall, mutably: bool) {
+        let name = &self.0;
         for a in &mut c.args {
-            if matches!(a, syn::Expr::Path(p) if p.path.is_ident(&self.0)) {
-                let name = &self.0;
-                *a = syn::parse_quote!(&mut #name);
+            if matches!(a, syn::Expr::Path(p) if p.path.is_ident(name)) {
+                *a = if mutably {
+                    syn::parse_quote!(&mut #name)
+                } else {
+                    syn::parse_quote!(&#name)
+                };
             }
         }
+    }
+}
+
+impl VisitMut for MutArgs {
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        if let syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) = s {
+            self.lend(c, true);
+        }
+        syn::visit_mut::visit_stmt_mut(self, s);
+    }
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        self.lend(c, false);
         syn::visit_mut::visit_expr_call_mut(self, c);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

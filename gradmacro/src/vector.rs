@@ -56,19 +56,19 @@ pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Opti
         }
     };
     let for_callers = match callers {
-        Some((g, n, o)) => for_callers(f, &g, Some((n, o)), receiver.as_ref()),
+        Some((g, n, o)) => for_callers(f, &g, Some((n, o)), receiver.as_ref(), true),
         // Without `wrt(..)` the cores below serve callers too.
-        None if args.wrt.is_none() => for_callers(f, &func, None, receiver.as_ref()),
+        None if args.wrt.is_none() => for_callers(f, &func, None, receiver.as_ref(), true),
         None => quote!(),
     };
     let generated = generate(f, &func, names, out, receiver.as_ref(), args.tangent);
     Some(quote!(#generated #for_callers))
 }
 
-/// Only what differentiated callers of `f` call (`f_pullback`,
-/// `f_pushforward`), every float parameter differentiable: for helpers that
-/// have no public gradient (`outputs.rs`).
-pub fn for_callers_only(f: &syn::ItemFn, cx: &mut Ctxt) -> Option<TokenStream> {
+/// Only what differentiated callers of `f` call (`f_pullback`, and with
+/// `tangent` `f_pushforward`), every float parameter differentiable: for
+/// helpers that have no public gradient (`outputs.rs`).
+pub fn for_callers_only(f: &syn::ItemFn, tangent: bool, cx: &mut Ctxt) -> Option<TokenStream> {
     let float = signature::vector_output(&f.sig)?;
     let vjp = rewrite(f, float, cx)?;
     let mut quiet = Ctxt::default();
@@ -80,7 +80,13 @@ pub fn for_callers_only(f: &syn::ItemFn, cx: &mut Ctxt) -> Option<TokenStream> {
         .map(|p| p.ident.clone())
         .collect();
     let (g, names, out, receiver) = lower(&vjp, floats, cx)?;
-    Some(for_callers(f, &g, Some((names, out)), receiver.as_ref()))
+    Some(for_callers(
+        f,
+        &g,
+        Some((names, out)),
+        receiver.as_ref(),
+        tangent,
+    ))
 }
 
 /// The rewritten function lowered with `wrt` differentiable, and the
@@ -109,12 +115,14 @@ fn lower(
 /// `f_pullback(args.., d_out: &[f64], slots..)` and `f_pushforward(args..,
 /// tangents..) -> (out, J·t)`, what differentiated callers of `f` call, over
 /// cores of `g` (every float parameter differentiable): new ones made from
-/// `own`, else those of `generate`.
+/// `own`, else those of `generate`. Without `tangent`, no forward mode:
+/// its cores would call the forward mode of every function `f` calls.
 fn for_callers(
     user: &syn::ItemFn,
     g: &Func,
     own: Option<(Names, VarId)>,
     receiver: Option<&syn::Receiver>,
+    tangent: bool,
 ) -> TokenStream {
     let (vis, name) = (&user.vis, &user.sig.ident);
     let ty = emit::float_ty(&g.float);
@@ -138,8 +146,12 @@ fn for_callers(
     let cores = match own {
         Some((names, out)) => {
             let vjp = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
-            let jvp = emit::jvp_core(g, names, &jvp_name, (&user_fn, receiver), (out, &ret));
-            quote!(#vjp #jvp)
+            if tangent {
+                let jvp = emit::jvp_core(g, names, &jvp_name, (&user_fn, receiver), (out, &ret));
+                quote!(#vjp #jvp)
+            } else {
+                vjp
+            }
         }
         None => quote!(),
     };
@@ -179,6 +191,20 @@ fn for_callers(
         format_ident!("{name}_pullback"),
         format_ident!("{name}_pushforward"),
     );
+    let pushforward = if tangent {
+        quote! {
+            #[doc = " Value and Jacobian-vector product for differentiated callers in forward mode (`None` or `0.0`: a zero tangent)."]
+            #[doc(hidden)]
+            #[inline]
+            #many
+            #vis fn #pushforward #gp(#(#params,)* #(#t_slots),*) -> (#ret, #ret) #wc {
+                #(#bind)*
+                #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_args,)* (), ())
+            }
+        }
+    } else {
+        quote!()
+    };
     quote! {
         #[doc = " Vector-Jacobian product for differentiated callers: adds `Jᵀ·d_out` into the slots lent for the arguments."]
         #[doc(hidden)]
@@ -187,14 +213,7 @@ fn for_callers(
         #vis fn #pullback #gp(#(#params,)* #d_out: &[#ty], #(#slots),*) #wc {
             #vjp(#(#self_arg,)* #(#xs,)* #d_out, true, #one, #(#slot_args,)* (), ());
         }
-        #[doc = " Value and Jacobian-vector product for differentiated callers in forward mode (`None` or `0.0`: a zero tangent)."]
-        #[doc(hidden)]
-        #[inline]
-        #many
-        #vis fn #pushforward #gp(#(#params,)* #(#t_slots),*) -> (#ret, #ret) #wc {
-            #(#bind)*
-            #jvp(#(#self_arg,)* #(#xs,)* &[], false, #(#t_args,)* (), ())
-        }
+        #pushforward
         #cores
     }
 }
