@@ -31,16 +31,10 @@
 //!
 //! Written differently from the idiomatic form because the macro rejects it:
 //!
-//! - `radial_distort` computes `sqsum(&proj[..])` instead of `sqsum(proj)`:
-//!   a helper's output buffer passed whole to a function is taken to be lent
-//!   to another output-buffer helper (it becomes `&mut proj`), which a
-//!   function reading a `&[f64]` rejects ("references to differentiated values
-//!   are not supported", at the attribute).
-//! - `sqsum`, called from the helper `rodrigues_rotate_point`, carries
-//!   `tangent`: a helper with an output buffer gets a forward mode for its
-//!   callers, which needs one in every scalar function it calls.
 //! - The results of `cross` are bound with their type, `let c: [f64; 3] =
 //!   cross(..);`, as a call returning an array must be.
+//! - The helpers carry `tangent`: `compute_reproj_error_jacobian` may run in
+//!   forward mode, through every function it calls.
 
 #![deny(warnings)]
 #![deny(clippy::all)]
@@ -58,7 +52,7 @@ use support::{assert_all_close, assert_bits, assert_close, D_OUT};
 /// Parameters of one camera.
 const N_CAM: usize = 11;
 
-/// `Σ v_i²`. (`tangent`: see the header.)
+/// `Σ v_i²`.
 #[differentiate(tangent)]
 fn sqsum(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum()
@@ -75,7 +69,7 @@ fn cross(a: &[f64], b: &[f64]) -> [f64; 3] {
 }
 
 /// `pt` rotated by the angle-axis vector `rot`, into `rotated`.
-#[differentiate]
+#[differentiate(tangent)]
 fn rodrigues_rotate_point(rot: &[f64], pt: &[f64], rotated: &mut [f64]) {
     let sqtheta = sqsum(rot);
     if sqtheta != 0.0 {
@@ -97,17 +91,17 @@ fn rodrigues_rotate_point(rot: &[f64], pt: &[f64], rotated: &mut [f64]) {
 }
 
 /// Scales the projected point by the radial distortion factor, in place.
-#[differentiate]
+#[differentiate(tangent)]
 fn radial_distort(k: &[f64], proj: &mut [f64]) {
     // `sqsum(proj)` is rejected: see the header.
-    let rsq = sqsum(&proj[..]);
+    let rsq = sqsum(proj);
     let l = 1.0 + k[0] * rsq + k[1] * rsq * rsq;
     proj[0] *= l;
     proj[1] *= l;
 }
 
 /// The image of `x` in camera `cam`, into `proj`.
-#[differentiate]
+#[differentiate(tangent)]
 fn project(cam: &[f64], x: &[f64], proj: &mut [f64]) {
     let rot = &cam[..3];
     let centre = &cam[3..6];

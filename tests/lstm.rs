@@ -48,9 +48,6 @@
 //!   written element by element) or `layer_input.copy_from_slice(..)` (not
 //!   supported). Lending the state's hidden part directly, as ADBench does,
 //!   needs `split_at_mut` in Rust, see above.
-//! - `sigmoid`, called from the helper `lstm_model`, carries `tangent`:
-//!   a helper with an output buffer gets a forward mode for its callers, which
-//!   needs one in every scalar function it calls.
 
 #![deny(warnings)]
 #![deny(clippy::all)]
@@ -65,8 +62,8 @@ use support::dual::{forward_gradient, Dual};
 use support::rng::Rng;
 use support::{assert_all_close, assert_bits, assert_close, D_OUT};
 
-/// `1 / (1 + e^-x)`. (`tangent`: see the header.)
-#[differentiate(tangent)]
+/// `1 / (1 + e^-x)`.
+#[differentiate]
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }

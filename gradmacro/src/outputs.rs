@@ -102,6 +102,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     }
     let helper = rewrite(f, &out);
     let for_callers = crate::vector::for_callers_only(&helper, args.tangent, cx)?;
+    let elem = &out.elem;
     let no_tangent = if args.tangent {
         quote!()
     } else {
@@ -115,7 +116,11 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
                 &message,
                 "called here by a function with `tangent` or `hessian`",
             ),
-            &[("pushforward", (2, 0), quote!())],
+            &[(
+                "pushforward",
+                (2, 0),
+                quote!((::std::vec::Vec<#elem>, ::std::vec::Vec<#elem>)),
+            )],
         )
     };
     let message = format!(
