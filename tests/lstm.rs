@@ -43,11 +43,10 @@
 //!   (ADBench takes it by value) rather than `&mut [f64]`: a function returning
 //!   a value may not write into a parameter.
 //! - `lstm_predict` copies each layer's new hidden state into the next
-//!   layer's input element by element instead of `layer_input =
-//!   state[..].to_vec();` (a `Vec` can only be re-created with `vec![..]` or
-//!   written element by element) or `layer_input.copy_from_slice(..)` (not
-//!   supported). Lending the state's hidden part directly, as ADBench does,
-//!   needs `split_at_mut` in Rust, see above.
+//!   layer's input with `layer_input.copy_from_slice(..)` instead of
+//!   `layer_input = state[..].to_vec();` (a `Vec` can only be re-created with
+//!   `vec![..]` or written element by element). Lending the state's hidden
+//!   part directly, as ADBench does, needs `split_at_mut` in Rust, see above.
 
 #![deny(warnings)]
 #![deny(clippy::all)]
@@ -112,9 +111,7 @@ fn lstm_predict(main_params: &[f64], extra_params: &[f64], state: &mut [f64], in
             &layer_input,
         );
         // Not `layer_input = state[..].to_vec();`: see the header.
-        for i in 0..b {
-            layer_input[i] = state[2 * b * layer + i];
-        }
+        layer_input.copy_from_slice(&state[2 * b * layer..2 * b * layer + b]);
     }
 }
 

@@ -268,3 +268,41 @@ fn readme_example() {
         );
     }
 }
+
+/// Writes into a buffer by method: `copy_from_slice` of a view, `fill`.
+#[differentiate]
+fn buffer_methods(x: &[f64]) -> f64 {
+    let mut v = [0.0; 2];
+    let mut s = 0.0;
+    for k in 0..2 {
+        v.copy_from_slice(&x[k..k + 2]);
+        s += v[0] * v[1];
+        v.fill(x[0]);
+        s += v[1];
+    }
+    s
+}
+
+#[test]
+fn copy_from_slice_and_fill() {
+    for x in [[1.0, 2.0, 3.0], [-0.5, 0.25, 4.0]] {
+        let (value, g) = buffer_methods_grad(&x);
+        assert_bits("value", value, buffer_methods(&x));
+        // s = x0 x1 + x1 x2 + 2 x0
+        let want = [x[1] + 2.0, x[0] + x[2], x[1]];
+        assert_all_close("gradient", &g, &want, 1e-12, 1e-12);
+    }
+}
+
+#[test]
+#[should_panic(expected = "source slice length does not match destination slice length")]
+fn copy_from_slice_checks_lengths() {
+    wrong_length_grad(&[1.0, 2.0, 3.0]);
+}
+
+#[differentiate]
+fn wrong_length(x: &[f64]) -> f64 {
+    let mut v = [0.0; 2];
+    v.copy_from_slice(&x[..3]);
+    v[0]
+}

@@ -7,7 +7,9 @@
 //! for k in 0..buf.len() { buf[k] = io[k]; }
 //! ```
 //!
-//! `&mut buf[a..b]` writes back into that range.
+//! `&mut buf[a..b]` writes back into that range. Writes into a buffer by
+//! method are element loops too: `buf.copy_from_slice(src)` (lengths
+//! checked, as the method does) and `buf.fill(v)`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -40,9 +42,43 @@ fn lent(e: &Expr) -> Option<(syn::Ident, Option<syn::ExprRange>)> {
     }
 }
 
+/// `buf.copy_from_slice(src);` and `buf.fill(v);` on a local buffer as
+/// element loops.
+fn method_write(st: &Stmt) -> Option<Vec<Stmt>> {
+    let Stmt::Expr(Expr::MethodCall(m), Some(_)) = st else {
+        return None;
+    };
+    let Expr::Path(p) = super::strip(&m.receiver) else {
+        return None;
+    };
+    let buf = p.path.get_ident()?;
+    let k = syn::Ident::new(K, buf.span());
+    match (m.method.to_string().as_str(), m.args.len()) {
+        ("copy_from_slice", 1) => {
+            let src = &m.args[0];
+            let s = syn::Ident::new("__gm_src", buf.span());
+            Some(vec![
+                syn::parse_quote!(::core::assert_eq!(#buf.len(), (#src).len(), "source slice length does not match destination slice length");),
+                syn::parse_quote!(let #s = #src;),
+                syn::parse_quote!(for #k in 0..#buf.len() { #buf[#k] = #s[#k]; }),
+            ])
+        }
+        ("fill", 1) => {
+            let v = &m.args[0];
+            Some(vec![
+                syn::parse_quote!(for #k in 0..#buf.len() { #buf[#k] = #v; }),
+            ])
+        }
+        _ => None,
+    }
+}
+
 /// `g(.., &mut buf, ..);` as the statements above; `None` for any other
 /// statement.
 fn rewrite(st: &Stmt, ty: &TokenStream) -> Option<Vec<Stmt>> {
+    if let Some(stmts) = method_write(st) {
+        return Some(stmts);
+    }
     let Stmt::Expr(Expr::Call(call), Some(_)) = st else {
         return None;
     };
