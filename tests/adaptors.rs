@@ -644,3 +644,61 @@ fn maximum_by_fold() {
         x.iter().map(|&v| if v == m { 1.0 } else { 0.0 }).collect()
     });
 }
+
+// ---------------------------------------------------------------------------
+// filter
+// ---------------------------------------------------------------------------
+
+/// A hinge loss: Σ over x_i < 1 of (1 − x_i).
+#[differentiate]
+fn hinge(x: &[f64]) -> f64 {
+    x.iter().filter(|v| **v < 1.0).map(|v| 1.0 - v).sum::<f64>()
+}
+
+/// Filtered sums and a product, the patterns `|v|`, `|&v|`, `|&&v|`, after
+/// `copied()` too, and a `for` loop over a filtered iterator.
+#[differentiate]
+fn filtered(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().filter(|v| **v > 0.0).sum();
+    let c: f64 = x.iter().copied().filter(|&v| v > 0.55).map(|v| v * v).sum();
+    let p: f64 = x.iter().filter(|&&v| v < -0.5).map(|v| 1.0 + v).product();
+    let mut l = 0.0;
+    for v in x.iter().filter(|v| v.abs() < 1.0) {
+        l += v * v * v;
+    }
+    s + c + p + l
+}
+
+#[test]
+fn filtered_reductions_and_loops() {
+    check!(hinge, hinge_grad, hinge_adjoint, |x: &[f64]| x
+        .iter()
+        .map(|v| if *v < 1.0 { -1.0 } else { 0.0 })
+        .collect());
+    check!(filtered, filtered_grad, filtered_adjoint, |x: &[f64]| {
+        let picked: Vec<usize> = (0..x.len()).filter(|&i| x[i] < -0.5).collect();
+        x.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut d = 0.0;
+                if *v > 0.0 {
+                    d += 1.0;
+                }
+                if *v > 0.55 {
+                    d += 2.0 * v;
+                }
+                if picked.contains(&i) {
+                    d += picked
+                        .iter()
+                        .filter(|&&j| j != i)
+                        .map(|&j| 1.0 + x[j])
+                        .product::<f64>();
+                }
+                if v.abs() < 1.0 {
+                    d += 3.0 * v * v;
+                }
+                d
+            })
+            .collect()
+    });
+}

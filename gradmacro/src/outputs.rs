@@ -163,13 +163,17 @@ fn rewrite(f: &syn::ItemFn, out: &Output) -> syn::ItemFn {
     let mut body = (*f.block).clone();
     MutArgs(name.clone()).visit_block_mut(&mut body);
     let stmts = &body.stmts;
+    let value = match &out.len {
+        Some(_) => quote!(#name.to_vec()),
+        None => quote!(#name),
+    };
     let block: syn::Block = syn::parse_quote!({
         #local
         for #k in 0..#input.len() {
             #name[#k] = #input[#k];
         }
         #(#stmts)*
-        #name.to_vec()
+        #value
     });
     let vis = &f.vis;
     syn::ItemFn {

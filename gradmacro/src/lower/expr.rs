@@ -595,6 +595,13 @@ const ITERATOR_METHODS: &[&str] = &[
     "copied",
     "cloned",
     "try_fold",
+    "take_while",
+    "skip_while",
+    "map_while",
+    "inspect",
+    "peekable",
+    "flatten",
+    "cycle",
 ];
 
 /// The iterator method in the chain `e` that keeps it from being a
@@ -647,8 +654,9 @@ pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
              `.map(|x| ..).sum()`, `.map(|x| ..).product()`, `.fold(init, |acc, x| ..)` and \
              `let v: Vec<f64> = .. .map(|x| ..).collect();` over `v.iter()`, sub-slices \
              `&v[a..b]` and ranges, with `.copied()`, `.cloned()`, `.zip(..)`, `.enumerate()`, \
-             `.rev()`, `.skip(n)`, `.take(n)` and `.step_by(k)`, and `v.iter().sum()`; \
-             otherwise write a `for` loop over the indices"
+             `.rev()`, `.skip(n)`, `.take(n)` and `.step_by(k)`, and `v.iter().sum()`, \
+             `.filter(|v| ..)` just before `.sum()`, `.map(..).sum()` or `.product()` and in \
+             `for` loops; otherwise write a `for` loop over the indices"
         ),
     }
 }

@@ -9,6 +9,7 @@ mod array;
 mod chain;
 pub(crate) mod data_loops;
 mod expr;
+pub(crate) mod filters;
 mod iter;
 pub(crate) mod matching;
 pub(crate) mod outputs;

@@ -1,0 +1,159 @@
+//! A reduction over a filtered iterator, `chain.filter(pred).map(|v|
+//! body).sum()` (or `.product()`, or without `map`), as the loop it stands
+//! for, the predicate evaluated on values:
+//!
+//! ```text
+//! { let mut acc = 0.0;
+//!   for item in chain { if pred_of_item { let v = item; acc += body; } }
+//!   acc }
+//! ```
+//!
+//! Which elements count is piecewise constant: only the summed values carry
+//! derivatives. A `for` loop over a filtered iterator is the loop with its
+//! body under the test.
+
+use proc_macro2::TokenStream;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat};
+
+const ITEM: &str = "__gm_item";
+const ACC: &str = "__gm_acc";
+
+/// `chain.filter(|v| pred)` as the chain and the predicate on the item
+/// `item` (the closure's parameter is `&item`).
+fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr)> {
+    let Expr::MethodCall(m) = super::strip(e) else {
+        return None;
+    };
+    if m.method != "filter" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = super::strip(&m.args[0]) else {
+        return None;
+    };
+    let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    // What the parameter's name stands for, and whether `*name` is `item`.
+    let (name, value, strip_deref): (&syn::Ident, Expr, bool) = match pat {
+        Pat::Ident(p) => (&p.ident, syn::parse_quote!(#item), true),
+        Pat::Reference(r) => match &*r.pat {
+            Pat::Ident(p) => (&p.ident, syn::parse_quote!(#item), false),
+            Pat::Reference(rr) => match &*rr.pat {
+                Pat::Ident(p) => (&p.ident, syn::parse_quote!((*#item)), false),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut pred = (*c.body).clone();
+    Substitute {
+        name,
+        value: &value,
+        strip_deref,
+    }
+    .visit_expr_mut(&mut pred);
+    Some((&m.receiver, pred))
+}
+
+/// The closure's parameter replaced by what it stands for: `*v` is the
+/// item itself when `v` is `&item`.
+struct Substitute<'a> {
+    name: &'a syn::Ident,
+    value: &'a Expr,
+    strip_deref: bool,
+}
+
+impl VisitMut for Substitute<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let is_name =
+            |x: &Expr| matches!(super::strip(x), Expr::Path(p) if p.path.is_ident(self.name));
+        match e {
+            Expr::Unary(u)
+                if self.strip_deref && matches!(u.op, syn::UnOp::Deref(_)) && is_name(&u.expr) =>
+            {
+                *e = self.value.clone();
+            }
+            _ if is_name(e) => *e = self.value.clone(),
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+}
+
+/// The loop a filtered reduction stands for, if `e` is one.
+fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
+    let Expr::MethodCall(r) = super::strip(e) else {
+        return None;
+    };
+    let (zero, op) = match (r.method.to_string().as_str(), r.args.len()) {
+        ("sum", 0) => (crate::generic::lit(ty, "0.0"), quote::quote!(+)),
+        ("product", 0) => (crate::generic::lit(ty, "1.0"), quote::quote!(*)),
+        _ => return None,
+    };
+    let item = syn::Ident::new(ITEM, r.method.span());
+    let acc = syn::Ident::new(ACC, r.method.span());
+    let (chain, pred, body): (&Expr, Expr, Expr) = match super::strip(&r.receiver) {
+        Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
+            let (chain, pred) = filter(&m.receiver, &item)?;
+            let Expr::Closure(c) = super::strip(&m.args[0]) else {
+                return None;
+            };
+            let [Pat::Ident(p)] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let (name, value) = (&p.ident, &c.body);
+            (
+                chain,
+                pred,
+                syn::parse_quote!({ let #name = #item; #value }),
+            )
+        }
+        other => {
+            let (chain, pred) = filter(other, &item)?;
+            (chain, pred, syn::parse_quote!(#item))
+        }
+    };
+    Some(syn::parse_quote!({
+        let mut #acc: #ty = #zero;
+        for #item in #chain {
+            if #pred {
+                #acc = #acc #op #body;
+            }
+        }
+        #acc
+    }))
+}
+
+struct Filters<'a>(&'a TokenStream);
+
+impl VisitMut for Filters<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Some(loop_) = rewrite(e, self.0) {
+            *e = loop_;
+        }
+    }
+    /// `for v in chain.filter(pred) { body }` as `for v in chain { if pred
+    /// { body } }`.
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        syn::visit_mut::visit_expr_for_loop_mut(self, f);
+        let Pat::Ident(p) = &*f.pat else { return };
+        if p.by_ref.is_some() || p.subpat.is_some() {
+            return;
+        }
+        let Some((chain, pred)) = filter(&f.expr, &p.ident) else {
+            return;
+        };
+        let (chain, body) = (chain.clone(), &f.body);
+        f.body = syn::parse_quote!({ if #pred #body });
+        *f.expr = chain;
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Rewrites every filtered sum or product in `block`; `ty` is the float type.
+pub(crate) fn desugar(block: &mut syn::Block, ty: &TokenStream) {
+    Filters(ty).visit_block_mut(block);
+}
