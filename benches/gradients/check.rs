@@ -67,6 +67,15 @@ impl Flat for (f64, (Vec<f64>, Vec<f64>)) {
     }
 }
 
+impl Flat for (f64, (Vec<f64>, Vec<f64>, Vec<f64>)) {
+    fn flat(&self) -> (f64, Vec<f64>) {
+        (
+            self.0,
+            [&self.1 .0[..], &self.1 .1[..], &self.1 .2[..]].concat(),
+        )
+    }
+}
+
 impl Flat for (f64, (Vec<f64>, f64)) {
     fn flat(&self) -> (f64, Vec<f64>) {
         let mut g = self.1 .0.clone();

@@ -14,6 +14,7 @@
 
 mod check;
 mod functions;
+mod gmm;
 mod modes;
 mod report;
 mod straight_line;

@@ -20,11 +20,12 @@
 
 use crate::check::{agrees, hand_matches_fd, Flat, Rng};
 use crate::functions::*;
+use crate::gmm::{gmm_hand, gmm_objective, gmm_objective_grad, Wishart};
 use crate::straight_line::{
     straight_line, straight_line_dual, straight_line_grad, straight_line_hand, straight_line_tape,
     INPUTS,
 };
-use crate::timing::{measure, Config, Stats};
+use crate::timing::{measure, Bench, Config, Stats};
 use argmin_testfunctions as atf;
 use nalgebra::{DVector, SVector};
 use num_dual::{first_derivative, gradient, Dual64, DualDVec64, DualNum, DualSVec64};
@@ -39,6 +40,9 @@ pub enum Kind {
     Scalar,
     /// An n-dimensional test function (Rosenbrock, Rastrigin, Ackley).
     NDim(usize),
+    /// ADBench's Gaussian mixture objective in `d` dimensions with `k`
+    /// components.
+    Gmm { d: usize, k: usize },
     /// Everything else.
     Other,
 }
@@ -49,10 +53,15 @@ pub struct Row {
     pub kind: Kind,
     pub f: Stats,
     pub hand: Stats,
-    pub dual: Stats,
-    pub tape: Stats,
+    /// `None` where the column is not run (see [`Runner::run_with`]).
+    pub dual: Option<Stats>,
+    pub tape: Option<Stats>,
     pub gm: Stats,
 }
+
+/// A function over the flattened differentiable parameters, and the point
+/// where its finite differences check the hand-written gradient.
+type FdCheck<'a> = (&'a dyn Fn(&[f64]) -> f64, &'a [f64]);
 
 /// Checks and (unless `time` is off) measures the workloads.
 pub struct Runner {
@@ -64,8 +73,14 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// One workload. `fp` is the function over its flattened differentiable
-    /// parameters and `point` their values, for the finite differences.
+    /// Whether the filter selects the workload `name`.
+    pub fn selected(&self, name: &str) -> bool {
+        self.filter.is_empty() || self.filter.iter().any(|s| name.contains(s.as_str()))
+    }
+
+    /// One workload with all five columns. `fp` is the function over its
+    /// flattened differentiable parameters and `point` their values, for the
+    /// finite differences.
     #[allow(clippy::too_many_arguments)]
     fn run<F, H, D, T, G, RH, RD, RT, RG>(
         &mut self,
@@ -73,10 +88,48 @@ impl Runner {
         kind: Kind,
         fp: &dyn Fn(&[f64]) -> f64,
         point: &[f64],
+        f: F,
+        hand: H,
+        dual: D,
+        tape: T,
+        gm: G,
+    ) where
+        F: FnMut() -> f64,
+        H: FnMut() -> RH,
+        D: FnMut() -> RD,
+        T: FnMut() -> RT,
+        G: FnMut() -> RG,
+        RH: Flat,
+        RD: Flat,
+        RT: Flat,
+        RG: Flat,
+    {
+        self.run_with(
+            name,
+            kind,
+            Some((fp, point)),
+            f,
+            hand,
+            Some(dual),
+            Some(tape),
+            gm,
+        );
+    }
+
+    /// One workload, the num-dual and tape columns optional (`None`: not
+    /// run, shown as "–"), and the finite-difference check of the
+    /// hand-written gradient optional (`None`: the caller has checked it,
+    /// at a size where finite differences are affordable).
+    #[allow(clippy::too_many_arguments)]
+    fn run_with<F, H, D, T, G, RH, RD, RT, RG>(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        fd: Option<FdCheck>,
         mut f: F,
         mut hand: H,
-        mut dual: D,
-        mut tape: T,
+        mut dual: Option<D>,
+        mut tape: Option<T>,
         mut gm: G,
     ) where
         F: FnMut() -> f64,
@@ -89,11 +142,13 @@ impl Runner {
         RT: Flat,
         RG: Flat,
     {
-        if !self.filter.is_empty() && !self.filter.iter().any(|s| name.contains(s.as_str())) {
+        if !self.selected(name) {
             return;
         }
         let h = hand().flat();
-        hand_matches_fd(name, fp, point, &h);
+        if let Some((fp, point)) = fd {
+            hand_matches_fd(name, fp, point, &h);
+        }
         let value = f();
         let g = gm().flat();
         assert_eq!(
@@ -103,32 +158,43 @@ impl Runner {
             g.0
         );
         agrees(name, "gradmacro", &g, &h);
-        agrees(name, "num-dual", &dual().flat(), &h);
-        agrees(name, "tape", &tape().flat(), &h);
+        if let Some(dual) = dual.as_mut() {
+            agrees(name, "num-dual", &dual().flat(), &h);
+        }
+        if let Some(tape) = tape.as_mut() {
+            agrees(name, "tape", &tape().flat(), &h);
+        }
         self.checked += 1;
         if !self.time {
             println!("{name}: every column agrees with the hand-written gradient");
             return;
         }
-        let s = measure(
-            &mut [&mut f, &mut hand, &mut dual, &mut tape, &mut gm],
-            &self.cfg,
-        );
+        let mut columns: Vec<&mut dyn Bench> = vec![&mut f, &mut hand];
+        if let Some(dual) = dual.as_mut() {
+            columns.push(dual);
+        }
+        if let Some(tape) = tape.as_mut() {
+            columns.push(tape);
+        }
+        columns.push(&mut gm);
+        let mut s = measure(&mut columns, &self.cfg).into_iter();
+        let mut next = || s.next().expect("one figure per column");
         let row = Row {
             name: name.to_string(),
             kind,
-            f: s[0],
-            hand: s[1],
-            dual: s[2],
-            tape: s[3],
-            gm: s[4],
+            f: next(),
+            hand: next(),
+            dual: dual.is_some().then(&mut next),
+            tape: tape.is_some().then(&mut next),
+            gm: next(),
         };
+        let opt = |s: Option<Stats>| s.map_or("–".to_string(), |s| crate::report::time(s.median));
         eprintln!(
             "{name:<24} f {:>10}  hand {:>10}  num-dual {:>10}  tape {:>10}  gradmacro {:>10}",
             crate::report::time(row.f.median),
             crate::report::time(row.hand.median),
-            crate::report::time(row.dual.median),
-            crate::report::time(row.tape.median),
+            opt(row.dual),
+            opt(row.tape),
             crate::report::time(row.gm.median),
         );
         self.rows.push(row);
@@ -153,6 +219,9 @@ pub fn all(r: &mut Runner) {
     horner_1000(r);
     newton(r);
     straight(r);
+    for (d, k) in [(2, 5), (10, 25)] {
+        gmm(r, d, k);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -651,5 +720,106 @@ fn straight(r: &mut Runner) {
         },
         || straight_tape(&graph, black_box(&x)),
         || straight_line_grad(black_box(&x)),
+    );
+}
+
+// ---------------------------------------------------------------------------
+// ADBench's Gaussian mixture model objective (see gmm.rs): gradient with
+// respect to the weights, means and inverse covariance factors; the points
+// and the prior are constants.
+// ---------------------------------------------------------------------------
+
+/// The type of a column that is not run.
+type Skipped = fn() -> (f64, Vec<f64>);
+
+/// Points of the timed GMM workloads.
+const GMM_POINTS: usize = 1000;
+
+/// Seeded parameters and points: `(alphas, means, icf, x)`.
+fn gmm_data(seed: u64, d: usize, k: usize, n: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut rng = Rng::new(seed);
+    let alphas = rng.vec(k, -1.0, 1.0);
+    let means = rng.vec(k * d, -1.0, 1.0);
+    let icf = rng.vec(k * d * (d + 1) / 2, -0.5, 0.5);
+    let x = rng.vec(n * d, -1.5, 1.5);
+    (alphas, means, icf, x)
+}
+
+/// The objective over its flattened parameters `[alphas, means, icf]`.
+fn gmm_flat(p: &[f64], x: &[f64], prior: Wishart, d: usize, k: usize) -> f64 {
+    let (alphas, rest) = p.split_at(k);
+    let (means, icf) = rest.split_at(k * d);
+    gmm_objective(alphas, means, icf, x, prior, d, k)
+}
+
+/// At the workload's `d` and `k` but on a few points, where finite
+/// differences over every parameter are cheap, and with a prior whose every
+/// term counts (`m ≠ 0`, `γ ≠ 1`): the hand-written gradient against finite
+/// differences, gradmacro's against the hand-written one.
+fn gmm_small_check(name: &str, d: usize, k: usize) {
+    let prior = Wishart { gamma: 0.7, m: 3 };
+    let (alphas, means, icf, x) = gmm_data(0x6A3 + (d * k) as u64, d, k, 5);
+    let point = [&alphas[..], &means[..], &icf[..]].concat();
+    let what = format!("{name}, on 5 points");
+    let h = gmm_hand(&alphas, &means, &icf, &x, prior, d, k).flat();
+    hand_matches_fd(&what, &|p| gmm_flat(p, &x, prior, d, k), &point, &h);
+    let g = gmm_objective_grad(&alphas, &means, &icf, &x, prior, d, k).flat();
+    agrees(&what, "gradmacro", &g, &h);
+}
+
+fn gmm(r: &mut Runner, d: usize, k: usize) {
+    let name = format!("GMM d = {d}, k = {k}, n = {GMM_POINTS}");
+    if !r.selected(&name) {
+        return;
+    }
+    gmm_small_check(&name, d, k);
+    // ADBench's prior.
+    let prior = Wishart { gamma: 1.0, m: 0 };
+    let (alphas, means, icf, x) = gmm_data(0x6A4 + (d * k) as u64, d, k, GMM_POINTS);
+    let point = [&alphas[..], &means[..], &icf[..]].concat();
+    let fp = |p: &[f64]| gmm_flat(p, &x, prior, d, k);
+    // Finite differences on all 1,000 points only where the parameters are
+    // few (30 at d = 2, k = 5; 1,650 at d = 10, k = 25 are checked on the
+    // few points above).
+    let fd = (point.len() <= 100).then_some((&fp as &dyn Fn(&[f64]) -> f64, &point[..]));
+    r.run_with(
+        &name,
+        Kind::Gmm { d, k },
+        fd,
+        || {
+            gmm_objective(
+                black_box(&alphas),
+                black_box(&means),
+                black_box(&icf),
+                black_box(&x),
+                prior,
+                d,
+                k,
+            )
+        },
+        || {
+            gmm_hand(
+                black_box(&alphas),
+                black_box(&means),
+                black_box(&icf),
+                black_box(&x),
+                prior,
+                d,
+                k,
+            )
+        },
+        None::<Skipped>,
+        None::<Skipped>,
+        || {
+            gmm_objective_grad(
+                black_box(&alphas),
+                black_box(&means),
+                black_box(&icf),
+                black_box(&x),
+                prior,
+                d,
+                k,
+            )
+        },
     );
 }
