@@ -439,12 +439,10 @@ impl Reduction {
                     &quote!(#t_arr[k] * (prefix * suffix[k + 1])),
                 );
                 let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                let suffix = suffix_products(arr, t);
                 quote! {
                     {
-                        let mut suffix: ::std::vec::Vec<#t> = ::std::vec![#one; #arr.len() + 1];
-                        for k in (0..#arr.len()).rev() {
-                            suffix[k] = suffix[k + 1] * #arr[k];
-                        }
+                        #suffix
                         let mut prefix: #t = #one;
                         let mut dot: #t = #zero;
                         for k in 0..#arr.len() {
@@ -486,12 +484,10 @@ impl Reduction {
                     &quote!(#seed * (prefix * suffix[k + 1])),
                 );
                 let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                let suffix = suffix_products(arr, t);
                 quote! {
                     {
-                        let mut suffix: ::std::vec::Vec<#t> = ::std::vec![#one; #arr.len() + 1];
-                        for k in (0..#arr.len()).rev() {
-                            suffix[k] = suffix[k + 1] * #arr[k];
-                        }
+                        #suffix
                         let mut prefix: #t = #one;
                         for (k, d) in #d_arr.iter_mut().enumerate() {
                             #add
@@ -507,4 +503,17 @@ impl Reduction {
 fn binop(a: &[TokenStream], op: TokenStream) -> TokenStream {
     let (l, r) = (&a[0], &a[1]);
     quote!(#l #op #r)
+}
+
+/// `suffix[k]`, the product of `arr[k..]`, for every `k` (`suffix[len] = 1`):
+/// with the running prefix product, each element's product of all the
+/// others.
+fn suffix_products(arr: &TokenStream, t: &TokenStream) -> TokenStream {
+    let one = crate::generic::lit(t, "1.0");
+    quote! {
+        let mut suffix: ::std::vec::Vec<#t> = ::std::vec![#one; #arr.len() + 1];
+        for k in (0..#arr.len()).rev() {
+            suffix[k] = suffix[k + 1] * #arr[k];
+        }
+    }
 }
