@@ -267,6 +267,18 @@ impl Walker<'_> {
         self.errors.push((tokens.to_token_stream(), msg));
     }
 
+    /// `e` indexed or lent: a field path read as an array, else an
+    /// expression like any other.
+    fn array_or_expr(&mut self, e: &Expr) {
+        match chain(e, self.roots) {
+            Some((root, fields)) => {
+                let ctx = self.ctx;
+                self.read(root, &fields, true, ctx);
+            }
+            None => self.visit_expr(e),
+        }
+    }
+
     /// An argument of a function or of a method the macro cannot see into.
     fn arg(&mut self, a: &Expr) {
         match chain(a, self.roots) {
@@ -320,22 +332,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
-        if let Some((root, fields)) = chain(&ix.expr, self.roots) {
-            let ctx = self.ctx;
-            self.read(root, &fields, true, ctx);
-        } else {
-            self.visit_expr(&ix.expr);
-        }
+        self.array_or_expr(&ix.expr);
         self.with(Use::Data, |w| w.visit_expr(&ix.index));
     }
 
     fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-        if let Some((root, fields)) = chain(&r.expr, self.roots) {
-            let ctx = self.ctx;
-            self.read(root, &fields, true, ctx);
-        } else {
-            self.visit_expr(&r.expr);
-        }
+        self.array_or_expr(&r.expr);
     }
 
     fn visit_expr_range(&mut self, r: &'ast syn::ExprRange) {
