@@ -312,35 +312,7 @@ impl Gen {
     /// whole to a call another read as a value (else the macro takes it for
     /// data): `+ cfg.scale` at the end.
     fn read_struct_floats(&mut self, p: &mut Program) -> Result<(), String> {
-        let Some(wrt) = p.wrt.clone() else {
-            return Ok(());
-        };
-        let mut reads = FieldReads::default();
-        for s in &p.body {
-            reads.stmt(s);
-        }
-        if let Some(t) = &p.tail {
-            reads.fexpr(t, true);
-        }
-        let mut add = Vec::new();
-        for owner in wrt.iter().filter(|w| fields_of(w).is_some()) {
-            let fields = fields_of(owner).unwrap();
-            let name = |f: &str| format!("{owner}.{f}");
-            for (f, _) in fields.iter().filter(|(_, t)| *t == Ty::F) {
-                let n = name(f);
-                if reads.bare.contains(&n) && !reads.value.contains(&n) {
-                    add.push(n);
-                }
-            }
-            let any = fields
-                .iter()
-                .any(|(f, t)| *t != Ty::I && reads.value.contains(&name(f)));
-            if !any && add.iter().all(|a| !a.starts_with(&format!("{owner}."))) {
-                let (f, _) = fields.iter().find(|(_, t)| *t == Ty::F).unwrap();
-                add.push(name(f));
-            }
-        }
-        for n in add {
+        for n in struct_reads(p).missing {
             let op = *self
                 .wrt_side
                 .pick(&[FOp::Add, FOp::Add, FOp::Sub, FOp::Mul]);
@@ -2559,6 +2531,55 @@ impl Gen {
     }
 }
 
+/// What a function with structs in `wrt(..)` lacks: the float fields to
+/// read as values (see `Gen::read_struct_floats`); and whether it reads an
+/// integer field of one as the value of an integer `let` or assignment.
+struct StructReads {
+    missing: Vec<String>,
+    int_value: bool,
+}
+
+fn struct_reads(p: &Program) -> StructReads {
+    let mut reads = FieldReads::default();
+    for s in &p.body {
+        reads.stmt(s);
+    }
+    if let Some(t) = &p.tail {
+        reads.fexpr(t, true);
+    }
+    let mut missing = Vec::new();
+    let mut int_value = false;
+    for owner in p.wrt.iter().flatten().filter(|w| fields_of(w).is_some()) {
+        let fields = fields_of(owner).unwrap();
+        let name = |f: &str| format!("{owner}.{f}");
+        for (f, _) in fields.iter().filter(|(_, t)| *t == Ty::F) {
+            let n = name(f);
+            if reads.bare.contains(&n) && !reads.value.contains(&n) {
+                missing.push(n);
+            }
+        }
+        let any = fields
+            .iter()
+            .any(|(f, t)| *t != Ty::I && reads.value.contains(&name(f)));
+        if !any && missing.iter().all(|a| !a.starts_with(&format!("{owner}."))) {
+            let (f, _) = fields.iter().find(|(_, t)| *t == Ty::F).unwrap();
+            missing.push(name(f));
+        }
+        int_value |= reads
+            .int_values
+            .iter()
+            .any(|v| v.starts_with(&format!("{owner}.")));
+    }
+    StructReads { missing, int_value }
+}
+
+/// Whether a program reads its differentiated structs as the macro
+/// supports (a shrunk program must, to fail the way the original did).
+pub fn supported_struct_reads(p: &Program) -> bool {
+    let r = struct_reads(p);
+    r.missing.is_empty() && !r.int_value
+}
+
 /// Which fields of the structs a function reads as values (arithmetic, a
 /// `let`, the result), and which it passes whole to a call (`g1(cfg.scale)`,
 /// `f64::sin(self.k)`), as the macro tells them apart. Reads in conditions
@@ -2567,6 +2588,8 @@ impl Gen {
 struct FieldReads {
     value: Vec<String>,
     bare: Vec<String>,
+    /// The variables the value of an integer `let` or assignment reads.
+    int_values: Vec<String>,
 }
 
 impl FieldReads {
@@ -2667,7 +2690,12 @@ impl FieldReads {
             | Stmt::Return(e)
             | Stmt::Store { val: e, .. }
             | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
-            Stmt::Let { .. } | Stmt::Assign { .. } | Stmt::Break | Stmt::Continue => {}
+            Stmt::Let {
+                init: Some(Val::I(e)),
+                ..
+            }
+            | Stmt::Assign { val: Val::I(e), .. } => int_vars(e, &mut self.int_values),
+            Stmt::Let { .. } | Stmt::Break | Stmt::Continue => {}
             Stmt::If { cond, then, els } => {
                 self.cond(cond);
                 self.stmts(then);
@@ -2697,5 +2725,17 @@ fn name_of(e: &FExpr) -> String {
     match e {
         FExpr::Var(n) => n.s.clone(),
         _ => String::new(),
+    }
+}
+
+fn int_vars(e: &IExpr, out: &mut Vec<String>) {
+    match e {
+        IExpr::Var(n) => out.push(n.s.clone()),
+        IExpr::Lit(_) => {}
+        IExpr::Add(a, b) => {
+            int_vars(a, out);
+            int_vars(b, out);
+        }
+        IExpr::Mul(a, _) | IExpr::Rem(a, _) => int_vars(a, out),
     }
 }
