@@ -68,6 +68,24 @@
 //! walked by element nor copied, which the macro does not support yet;
 //! `GRADMACRO_DIFFTEST_FIELD_WALKS=1` generates those too.
 //!
+//! About two in five of those programs (from a third generator of draws,
+//! so the others stay as they were) differentiate with respect to the
+//! struct: `#[derive(gradmacro::Differentiable)]` on it, `wrt(cfg, x, ..)`
+//! or `wrt(self, ..)` (now and then the struct alone, a bare gradient of
+//! its type; now and then both). The dual copy then seeds the struct's
+//! float fields (`scale`, `k`, each element of `w` and `c`) one direction
+//! at a time like the other inputs, the receiver's first as its gradient
+//! entry comes first; the runner compares each float field of the gradient
+//! struct of `f_grad` and of `f_adjoint`, and what `f_adjoint_acc` adds to a
+//! struct buffer whose floats start at `ACC_START`, and checks that their
+//! integer fields are the input's. Only what the macro supports is
+//! generated: helpers receive the struct's fields (`&cfg.w`, floats) but
+//! not the struct; its integer fields are read where only integers fit
+//! (loop bounds, indices, `% 2`, conditions and casts), never as the value
+//! of an integer `let`; a float field passed whole to a call is read as a
+//! value too, and at least one float field is (`+ cfg.scale` at the end if
+//! need be); no `tangent`/`hessian` for those programs.
+//!
 //! The dual numbers implement `Sum` and `Product` as `f64` does (the same
 //! starting value and order, so values stay bit-identical), arithmetic on
 //! `&D`, and give a `max`/`min` tie to the receiver as the macro does; a
@@ -741,6 +759,30 @@ fn generator_covers_the_language() {
             for_lines(s).any(|l| l.contains("self.m"))
         }),
         ("`self.c[k]`", &|s| s.contains("self.c[")),
+        ("`#[derive(gradmacro::Differentiable)]`", &|s| {
+            s.contains("gradmacro::Differentiable)]")
+        }),
+        ("`wrt(cfg, ..)`", &|s| {
+            s.lines()
+                .any(|l| l.contains("wrt(") && (l.contains("(cfg") || l.contains(", cfg")))
+        }),
+        ("`wrt(self, ..)`", &|s| {
+            s.lines()
+                .any(|l| l.contains("wrt(") && (l.contains("(self") || l.contains(", self")))
+        }),
+        ("a struct alone in `wrt(..)`", &|s| {
+            [
+                "wrt(cfg))]",
+                "wrt(self))]",
+                "wrt(self, cfg))]",
+                "wrt(cfg, self))]",
+            ]
+            .iter()
+            .any(|w| s.contains(w))
+        }),
+        ("`Copy` struct in `wrt(..)`", &|s| {
+            s.contains("#[derive(Clone, Copy, gradmacro::Differentiable)]")
+        }),
         ("method taking `cfg` too", &|s| {
             s.contains("fn f(&self") && main_signature(s).contains("cfg: ")
                 || s.contains("fn f(self") && main_signature(s).contains("cfg: ")

@@ -643,7 +643,9 @@ impl Program {
             (model, "Model", "self", &MODEL_FIELDS),
         ] {
             if used {
-                s.push_str(&self.data.struct_text(name, owner, fields, &code));
+                // Differentiated with respect to: `#[derive(Differentiable)]`.
+                let wrt = self.wrt.iter().flatten().any(|w| w == owner);
+                s.push_str(&self.data.struct_text(name, owner, fields, &code, wrt));
                 s.push('\n');
             }
         }
@@ -714,11 +716,21 @@ impl Program {
 
 impl Data {
     /// `struct Cfg { .. }` with the fields `code` reads (an unread field is
-    /// `dead_code`).
-    fn struct_text(self, name: &str, owner: &str, fields: &[(&str, Ty)], code: &str) -> String {
+    /// `dead_code`), deriving `Differentiable` when `wrt` names it.
+    fn struct_text(
+        self,
+        name: &str,
+        owner: &str,
+        fields: &[(&str, Ty)],
+        code: &str,
+        wrt: bool,
+    ) -> String {
         let mut s = String::new();
-        if self.copy {
-            s.push_str("#[derive(Clone, Copy)]\n");
+        match (self.copy, wrt) {
+            (true, true) => s.push_str("#[derive(Clone, Copy, gradmacro::Differentiable)]\n"),
+            (true, false) => s.push_str("#[derive(Clone, Copy)]\n"),
+            (false, true) => s.push_str("#[derive(gradmacro::Differentiable)]\n"),
+            (false, false) => {}
         }
         writeln!(s, "struct {name} {{").unwrap();
         for (field, ty) in fields {

@@ -8,10 +8,13 @@
 //! `&[D]`, `sum::<f64>()` becomes `sum::<D>()`, `fold(.., f64::max)`
 //! becomes `fold(.., D::max)`, and a call of a helper `g(..)` calls its
 //! copy `g_dual(..)`. A struct `Cfg` of constants becomes `CfgDual`, its
-//! float fields `D`s the glue makes constants (`D::c`), and a method of
-//! `Model` a method of `ModelDual`. Nothing else changes: the oracle
-//! evaluates the very program the macro saw, with its own derivative rules.
+//! float fields `D`s the glue makes constants (`D::c`), or inputs seeded
+//! like the float parameters when `wrt(..)` names the struct (`CfgDual`
+//! does not derive `Differentiable`), and a method of `Model` a method of
+//! `ModelDual`. Nothing else changes: the oracle evaluates the very program
+//! the macro saw, with its own derivative rules.
 
+use super::ast::DATA_LEN;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
 use syn::visit_mut::{self, VisitMut};
@@ -36,6 +39,24 @@ pub struct DataTy {
     pub fields: Vec<(String, FieldTy)>,
     /// Passed by value (`cfg: Cfg`, `self`), else by reference.
     pub by_value: bool,
+    /// Named in `wrt(..)`: its float fields are inputs, seeded like the
+    /// float parameters, and its gradient entry is a value of its type.
+    pub wrt: bool,
+}
+
+impl DataTy {
+    /// The directions of its float fields, in order.
+    fn directions(&self) -> usize {
+        self.fields
+            .iter()
+            .map(|(_, t)| match t {
+                FieldTy::Float => 1,
+                FieldTy::Int(_) => 0,
+                FieldTy::Vec => DATA_LEN,
+                FieldTy::Array(n) => *n,
+            })
+            .sum()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,6 +211,7 @@ fn data_ty(ty: &Type, structs: &[(String, Vec<(String, FieldTy)>)]) -> Option<Da
         name: id,
         fields: fields.clone(),
         by_value,
+        wrt: false,
     })
 }
 
@@ -343,8 +365,12 @@ fn parse_wrt(tokens: proc_macro2::TokenStream) -> Result<Vec<String>, String> {
         }
         let content;
         syn::parenthesized!(content in input);
+        // `self` too, which `Ident`'s own parser refuses.
         let names =
-            syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated(&content)?;
+            syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated_with(
+                &content,
+                syn::ext::IdentExt::parse_any,
+            )?;
         Ok(names.iter().map(|n| n.to_string()).collect())
     };
     parser.parse2(tokens).map_err(|e| e.to_string())
@@ -411,6 +437,7 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
                     name: owner.clone(),
                     fields: fields.clone(),
                     by_value: r.reference.is_none(),
+                    wrt: wrt.iter().flatten().any(|w| w == "self"),
                 });
                 continue;
             }
@@ -420,7 +447,10 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
         };
         let name = pi.ident.to_string();
         let ty = match data_ty(&pt.ty, &structs) {
-            Some(d) => ParamTy::Data(d),
+            Some(d) => ParamTy::Data(DataTy {
+                wrt: wrt.iter().flatten().any(|w| *w == name),
+                ..d
+            }),
             None => param_ty(&pt.ty, &name, &lens)?,
         };
         params.push((name, ty));
@@ -445,6 +475,14 @@ pub fn dualize(src: &str) -> Result<(Sig, String), String> {
         .map(|mut s| {
             to_dual.visit_item_struct_mut(&mut s);
             s.ident = format_ident!("{}Dual", s.ident);
+            // Not `Differentiable`: its fields are dual numbers.
+            let copy = s.attrs.iter().any(|a| {
+                a.path().is_ident("derive") && a.to_token_stream().to_string().contains("Copy")
+            });
+            s.attrs.retain(|a| !a.path().is_ident("derive"));
+            if copy {
+                s.attrs.push(parse_quote!(#[derive(Clone, Copy)]));
+            }
             // Named by the `pub` functions of the copy.
             s.vis = parse_quote!(pub);
             syn::Item::Struct(s)
@@ -486,18 +524,33 @@ fn struct_names(structs: &[(String, Vec<(String, FieldTy)>)]) -> Vec<String> {
     structs.iter().map(|(n, _)| n.clone()).collect()
 }
 
-/// The value of a struct of constants from input `i`, for the program or
-/// (`dual`) for its dual copy, where every float is a constant.
-fn data_value(d: &DataTy, i: usize, dual: bool) -> TokenStream {
+/// The value of a struct from input `i`, for the program or (`dual`) for
+/// its dual copy, where every float is a constant, or, when the struct is
+/// differentiated, an input seeded along its direction (its first being
+/// `base`).
+fn data_value(d: &DataTy, i: usize, dual: bool, base: usize) -> TokenStream {
     let name = if dual {
         format_ident!("{}Dual", d.name)
     } else {
         format_ident!("{}", d.name)
     };
+    let mut dir = base;
     let fields = d.fields.iter().map(|(f, ty)| {
         let f = format_ident!("{}", f);
+        let here = dir;
+        dir += match ty {
+            FieldTy::Float => 1,
+            FieldTy::Int(_) => 0,
+            FieldTy::Vec => DATA_LEN,
+            FieldTy::Array(n) => *n,
+        };
         let v = match (ty, dual) {
             (FieldTy::Float, false) => quote!(p[#i].df()),
+            (FieldTy::Float, true) if d.wrt => quote!(crate::dual::input(p[#i].df(), dir == #here)),
+            (FieldTy::Vec, true) if d.wrt => quote!(p[#i].dda(dir.wrapping_sub(#here))),
+            (FieldTy::Array(n), true) if d.wrt => {
+                quote!(p[#i].dda_arr::<#n>(dir.wrapping_sub(#here)))
+            }
             (FieldTy::Float, true) => quote!(D::c(p[#i].df())),
             (FieldTy::Int(t), _) => {
                 let t = format_ident!("{}", t);
@@ -511,6 +564,54 @@ fn data_value(d: &DataTy, i: usize, dual: bool) -> TokenStream {
         quote!(#f: #v)
     });
     quote!(#name { #(#fields),* })
+}
+
+/// A differentiated struct's `f_adjoint_acc` buffer: its float fields at
+/// `ACC_START`, the rest the input's.
+fn data_buffer(d: &DataTy, i: usize) -> TokenStream {
+    let name = format_ident!("{}", d.name);
+    let fields = d.fields.iter().map(|(f, ty)| {
+        let f = format_ident!("{}", f);
+        let v = match ty {
+            FieldTy::Float => quote!(ACC_START),
+            FieldTy::Int(t) => {
+                let t = format_ident!("{}", t);
+                quote!(p[#i].di() as #t)
+            }
+            FieldTy::Vec => quote!(vec![ACC_START; #DATA_LEN]),
+            FieldTy::Array(n) => quote!([ACC_START; #n]),
+        };
+        quote!(#f: #v)
+    });
+    quote!(#name { #(#fields),* })
+}
+
+/// Flattens gradient entry `g` into `out`: a differentiated struct's float
+/// fields in order, its integer fields checked to be input `i`'s.
+fn flatten_entry(g: &syn::Ident, data: Option<(&DataTy, usize)>) -> TokenStream {
+    let Some((d, i)) = data else {
+        return quote!(#g.flat(&mut out););
+    };
+    let fields = d.fields.iter().map(|(f, ty)| {
+        let what = format!("{}'s field `{f}`", d.name);
+        let f = format_ident!("{}", f);
+        match ty {
+            FieldTy::Int(_) => quote!(crate::runner::same_int(#what, #g.#f as i64, p[#i].di());),
+            _ => quote!(#g.#f.flat(&mut out);),
+        }
+    });
+    quote!(#(#fields)*)
+}
+
+/// How the runner sees a struct's fields.
+fn field_kinds(d: &DataTy) -> TokenStream {
+    let fields = d.fields.iter().map(|(_, ty)| match ty {
+        FieldTy::Float => quote!(crate::runner::Field::F),
+        FieldTy::Int(_) => quote!(crate::runner::Field::I),
+        FieldTy::Vec => quote!(crate::runner::Field::A(#DATA_LEN)),
+        FieldTy::Array(n) => quote!(crate::runner::Field::A(#n)),
+    });
+    quote!(&[#(#fields),*])
 }
 
 /// Line ranges (1-based, inclusive) of the parts of a case's module.
@@ -556,13 +657,19 @@ fn param_glue(
         }
         ParamTy::Bool => (quote!(p[#i].b()), quote!(p[#i].b()), quote!(Kind::B)),
         ParamTy::Data(d) => {
-            let (v, dv) = (data_value(d, i, false), data_value(d, i, true));
+            let (v, dv) = (data_value(d, i, false, base), data_value(d, i, true, base));
             let (arg, darg) = if d.by_value {
                 (v, dv)
             } else {
                 (quote!(&#v), quote!(&#dv))
             };
-            (arg, darg, quote!(Kind::Data))
+            let kind = if d.wrt {
+                let fields = field_kinds(d);
+                quote!(Kind::DataWrt(false, #fields))
+            } else {
+                quote!(Kind::Data)
+            };
+            (arg, darg, kind)
         }
         ParamTy::Array(kind, n) => {
             // The element `k` is seeded when `dir == base + k`.
@@ -598,9 +705,15 @@ fn acc_buffer(j: usize, ty: &ParamTy) -> (TokenStream, TokenStream) {
 /// text and where each part is.
 pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String, Regions) {
     // Every other program also gets forward mode, every fourth second
-    // derivatives (callees too, as they must).
-    let tangent = id & 1 == 0;
-    let hessian = id & 3 == 0;
+    // derivatives (callees too, as they must); not with a struct in
+    // `wrt(..)`, which does not support them yet.
+    let structs_wrt = sig.receiver.as_ref().is_some_and(|d| d.wrt)
+        || sig
+            .params
+            .iter()
+            .any(|(_, t)| matches!(t, ParamTy::Data(d) if d.wrt));
+    let tangent = id & 1 == 0 && !structs_wrt;
+    let hessian = id & 3 == 0 && !structs_wrt;
     let flags = match (tangent, hessian) {
         (_, true) => "tangent, hessian",
         (true, false) => "tangent",
@@ -632,7 +745,19 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     let mut buffers = Vec::new();
     let mut buffer_args = Vec::new();
     let mut targs = Vec::new();
+    // What each gradient entry flattens to (a struct's are its fields).
+    let mut flats: Vec<Option<(&DataTy, usize)>> = Vec::new();
     let mut dir = 0usize;
+    // A differentiated receiver's entry comes first, and its directions.
+    let recv_base = dir;
+    if let Some(d) = sig.receiver.as_ref().filter(|d| d.wrt) {
+        let i = sig.params.len();
+        let v = data_buffer(d, i);
+        buffers.push(quote!(let mut b0 = #v;));
+        buffer_args.push(quote!(&mut b0));
+        flats.push(Some((d, i)));
+        dir += d.directions();
+    }
     for (i, (_, ty)) in sig.params.iter().enumerate() {
         let differentiable = sig.differentiable(i);
         let (arg, darg, kind) = param_glue(i, ty, differentiable, dir);
@@ -651,18 +776,37 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             let (decl, arg) = acc_buffer(buffers.len(), ty);
             buffers.push(decl);
             buffer_args.push(arg);
+            flats.push(None);
             dir += match ty {
                 ParamTy::Array(_, n) => *n,
                 _ => 1,
             };
+        }
+        if let ParamTy::Data(d) = ty {
+            if d.wrt {
+                let b = format_ident!("b{}", buffers.len());
+                let v = data_buffer(d, i);
+                buffers.push(quote!(let mut #b = #v;));
+                buffer_args.push(quote!(&mut #b));
+                flats.push(Some((d, i)));
+                dir += d.directions();
+            }
         }
     }
     // A method's receiver is the last input: `me.f_grad(..)`.
     let (me, dme, call) = match &sig.receiver {
         Some(d) => {
             let i = sig.params.len();
-            kinds.push(quote!(Kind::Data));
-            let (v, dv) = (data_value(d, i, false), data_value(d, i, true));
+            kinds.push(if d.wrt {
+                let fields = field_kinds(d);
+                quote!(Kind::DataWrt(true, #fields))
+            } else {
+                quote!(Kind::Data)
+            });
+            let (v, dv) = (
+                data_value(d, i, false, recv_base),
+                data_value(d, i, true, recv_base),
+            );
             (quote!(let me = #v;), quote!(let me = #dv;), quote!(me.))
         }
         None => (quote!(), quote!(), quote!()),
@@ -670,6 +814,16 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     let n = buffers.len();
     let gs: Vec<_> = (0..n).map(|i| format_ident!("g{}", i)).collect();
     let bs: Vec<_> = (0..n).map(|i| format_ident!("b{}", i)).collect();
+    let g_flat: Vec<_> = gs
+        .iter()
+        .zip(&flats)
+        .map(|(g, d)| flatten_entry(g, *d))
+        .collect();
+    let b_flat: Vec<_> = bs
+        .iter()
+        .zip(&flats)
+        .map(|(b, d)| flatten_entry(b, *d))
+        .collect();
     let gpat = if n == 1 {
         quote!(g0)
     } else {
@@ -705,14 +859,14 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             #me
             let (v, #gpat) = #call #grad(#(#args),*);
             let mut out = Vec::new();
-            #(#gs.flat(&mut out);)*
+            #(#g_flat)*
             (v, out)
         }
         fn adjoint(p: &[Input], d_out: f64) -> Vec<f64> {
             #me
             let #gpat = #call #adjoint(#(#args,)* d_out);
             let mut out = Vec::new();
-            #(#gs.flat(&mut out);)*
+            #(#g_flat)*
             out
         }
         fn adjoint_acc(p: &[Input], d_out: f64) -> Vec<f64> {
@@ -720,7 +874,7 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             #(#buffers)*
             #call #acc(#(#args,)* d_out, #(#buffer_args),*);
             let mut out = Vec::new();
-            #(#bs.flat(&mut out);)*
+            #(#b_flat)*
             out
         }
         #extra

@@ -107,6 +107,12 @@ struct DataUse {
     /// `f` is a method of `Model`.
     method: bool,
     data: Data,
+    /// `f` differentiates with respect to `cfg` (then no helper takes it).
+    wrt_cfg: bool,
+    /// `f` differentiates with respect to `self`.
+    wrt_self: bool,
+    /// With a struct in `wrt(..)`, the float parameters are left out.
+    struct_only: bool,
 }
 
 pub struct Gen {
@@ -130,6 +136,14 @@ pub struct Gen {
     /// Every draw about structs of constants.
     side: Rng,
     uses: DataUse,
+    /// Every draw about differentiating with respect to a struct, apart
+    /// from `side`, so that a program without it is the one its seed gave
+    /// before it existed.
+    wrt_side: Rng,
+    /// Generating the value of an integer `let` or assignment: the integer
+    /// fields of a differentiated struct are not read there (the macro
+    /// would take such a field for a float).
+    int_value: bool,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -155,6 +169,8 @@ pub fn program(seed: u64) -> Result<Program, String> {
         in_closure: 0,
         side: Rng::new(seed ^ 0x5374_7275_6374_7321),
         uses: DataUse::default(),
+        wrt_side: Rng::new(seed ^ 0x5772_7453_7472_7563),
+        int_value: false,
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -163,14 +179,16 @@ pub fn program(seed: u64) -> Result<Program, String> {
         g.reset();
         let mut p = g.program();
         let raw = p.source();
-        let tidied = tidy::tidy(&mut p).and_then(|()| {
-            // What tidying removed may have been the only use of a parameter.
-            g.use_every_param(&mut p);
-            for h in &mut p.helpers {
-                g.use_every_param(h);
-            }
-            tidy::tidy(&mut p)
-        });
+        let tidied = tidy::tidy(&mut p)
+            .and_then(|()| {
+                // What tidying removed may have been the only use of a parameter.
+                g.use_every_param(&mut p);
+                for h in &mut p.helpers {
+                    g.use_every_param(h);
+                }
+                tidy::tidy(&mut p)
+            })
+            .and_then(|()| g.read_struct_floats(&mut p));
         match tidied {
             Ok(()) => return Ok(p),
             Err(e) => last = format!("{e}, in\n{raw}"),
@@ -215,6 +233,7 @@ impl Gen {
             params.swap(i, j);
         }
         let wrt = self.wrt(&params);
+        let wrt = self.struct_wrt(&params, wrt);
         if self.uses.cfg {
             let at = self.side.below(params.len() + 1);
             params.insert(at, cfg_param(self.uses.data));
@@ -242,14 +261,72 @@ impl Gen {
         let r = &mut self.side;
         let cfg = r.chance(0.2);
         let method = r.chance(0.12);
+        let data = Data {
+            copy: r.chance(0.35),
+            i32: r.chance(0.4),
+        };
+        // About two in five of those differentiate with respect to them.
+        let w = &mut self.wrt_side;
+        let (wrt_cfg, wrt_self, struct_only) = (w.chance(0.4), w.chance(0.4), w.chance(0.25));
         DataUse {
             cfg,
             method,
-            data: Data {
-                copy: r.chance(0.35),
-                i32: r.chance(0.4),
-            },
+            data,
+            wrt_cfg: cfg && wrt_cfg,
+            wrt_self: method && wrt_self,
+            struct_only,
         }
+    }
+
+    /// With a struct differentiated: `wrt(self, cfg, ..)`, the floats
+    /// being those `wrt` named (all when it named none), or none.
+    fn struct_wrt(&mut self, params: &[Param], wrt: Option<Vec<String>>) -> Option<Vec<String>> {
+        let u = self.uses;
+        if !u.wrt_cfg && !u.wrt_self {
+            return wrt;
+        }
+        let mut names: Vec<String> = Vec::new();
+        if u.wrt_self {
+            names.push("self".into());
+        }
+        if u.wrt_cfg {
+            names.push("cfg".into());
+        }
+        if !u.struct_only {
+            names.extend(wrt.unwrap_or_else(|| {
+                params
+                    .iter()
+                    .filter(|p| p.ty.floats())
+                    .map(|p| p.name.s.clone())
+                    .collect()
+            }));
+        }
+        if self.wrt_side.chance(0.3) {
+            names.rotate_left(1);
+        }
+        Some(names)
+    }
+
+    /// Each differentiated struct gets a float field read as a value (else
+    /// the macro has nothing to differentiate), and a float field passed
+    /// whole to a call another read as a value (else the macro takes it for
+    /// data): `+ cfg.scale` at the end.
+    fn read_struct_floats(&mut self, p: &mut Program) -> Result<(), String> {
+        for n in struct_reads(p).missing {
+            let op = *self
+                .wrt_side
+                .pick(&[FOp::Add, FOp::Add, FOp::Sub, FOp::Mul]);
+            let v = FExpr::Var(Name::new(&n));
+            let with = |e: FExpr| FExpr::Bin(op, Box::new(e), Box::new(v.clone()));
+            match &mut p.tail {
+                Some(t) => *t = with(t.clone()),
+                None => match p.body.last_mut() {
+                    Some(Stmt::Return(e)) => *e = with(e.clone()),
+                    _ => return Err("no tail to read a struct's float field in".into()),
+                },
+            }
+        }
+        tidy::resolve(&mut p.clone()).map(|_| ())
     }
 
     /// About a third of the programs use arrays, local buffers or calls,
@@ -461,7 +538,8 @@ impl Gen {
                 params.remove(0);
             }
         }
-        if self.uses.cfg && self.side.chance(0.6) {
+        // A differentiated struct is read field by field: not passed whole.
+        if self.uses.cfg && self.side.chance(0.6) && !self.uses.wrt_cfg {
             params.push(cfg_param(self.uses.data));
         }
         let (body, tail) = self.function_body(&params, false, 1, 8, 1, 4);
@@ -522,6 +600,11 @@ impl Gen {
                 for r in &mut p.params {
                     if r.name.s == q.name.s {
                         r.name.s = name.clone();
+                    }
+                }
+                for w in p.wrt.iter_mut().flatten() {
+                    if *w == q.name.s {
+                        *w = name.clone();
                     }
                 }
                 let v = FExpr::Var(Name::new(&format!("{name}.scale")));
@@ -804,7 +887,9 @@ impl Gen {
                 }]
             }
             1 => {
+                self.int_value = true;
                 let init = self.iexpr_value();
+                self.int_value = false;
                 let name = self.let_name(Ty::I);
                 self.declare(&name, Ty::I, true, true);
                 vec![Stmt::Let {
@@ -819,11 +904,13 @@ impl Gen {
             3 => vec![self.float_assign(&floats)],
             4 => {
                 let target = self.rng.pick(&ints).name.clone();
+                self.int_value = true;
                 let val = match self.rng.below(3) {
                     0 => (AOp::Add, IExpr::Lit(self.rng.range(1, 3))),
                     1 => (AOp::Add, self.iexpr_small()),
                     _ => (AOp::Set, self.iexpr_value()),
                 };
+                self.int_value = false;
                 vec![Stmt::Assign {
                     name: Name::new(&target),
                     op: val.0,
@@ -1591,7 +1678,11 @@ impl Gen {
     // -- integers and conditions ---------------------------------------------
 
     fn int_var(&mut self) -> Option<IExpr> {
-        let ints = self.visible(Ty::I);
+        let mut ints = self.visible(Ty::I);
+        if self.int_value {
+            let (c, s) = (self.uses.wrt_cfg, self.uses.wrt_self);
+            ints.retain(|i| !(c && i.name.starts_with("cfg.") || s && i.name.starts_with("self.")));
+        }
         if ints.is_empty() {
             return None;
         }
@@ -2437,5 +2528,214 @@ impl Gen {
             idx: Name::new(&idx),
             val,
         }
+    }
+}
+
+/// What a function with structs in `wrt(..)` lacks: the float fields to
+/// read as values (see `Gen::read_struct_floats`); and whether it reads an
+/// integer field of one as the value of an integer `let` or assignment.
+struct StructReads {
+    missing: Vec<String>,
+    int_value: bool,
+}
+
+fn struct_reads(p: &Program) -> StructReads {
+    let mut reads = FieldReads::default();
+    for s in &p.body {
+        reads.stmt(s);
+    }
+    if let Some(t) = &p.tail {
+        reads.fexpr(t, true);
+    }
+    let mut missing = Vec::new();
+    let mut int_value = false;
+    for owner in p.wrt.iter().flatten().filter(|w| fields_of(w).is_some()) {
+        let fields = fields_of(owner).unwrap();
+        let name = |f: &str| format!("{owner}.{f}");
+        for (f, _) in fields.iter().filter(|(_, t)| *t == Ty::F) {
+            let n = name(f);
+            if reads.bare.contains(&n) && !reads.value.contains(&n) {
+                missing.push(n);
+            }
+        }
+        let any = fields
+            .iter()
+            .any(|(f, t)| *t != Ty::I && reads.value.contains(&name(f)));
+        if !any && missing.iter().all(|a| !a.starts_with(&format!("{owner}."))) {
+            let (f, _) = fields.iter().find(|(_, t)| *t == Ty::F).unwrap();
+            missing.push(name(f));
+        }
+        int_value |= reads
+            .int_values
+            .iter()
+            .any(|v| v.starts_with(&format!("{owner}.")));
+    }
+    StructReads { missing, int_value }
+}
+
+/// Whether a program reads its differentiated structs as the macro
+/// supports (a shrunk program must, to fail the way the original did).
+pub fn supported_struct_reads(p: &Program) -> bool {
+    let r = struct_reads(p);
+    r.missing.is_empty() && !r.int_value
+}
+
+/// Which fields of the structs a function reads as values (arithmetic, a
+/// `let`, the result), and which it passes whole to a call (`g1(cfg.scale)`,
+/// `f64::sin(self.k)`), as the macro tells them apart. Reads in conditions
+/// and under casts are neither; where unsure, not a value.
+#[derive(Default)]
+struct FieldReads {
+    value: Vec<String>,
+    bare: Vec<String>,
+    /// The variables the value of an integer `let` or assignment reads.
+    int_values: Vec<String>,
+}
+
+impl FieldReads {
+    fn field(&mut self, n: &Name, value: bool) {
+        if value && split_field(&n.s).is_some() {
+            self.value.push(n.s.clone());
+        }
+    }
+
+    /// A whole argument of a call.
+    fn arg(&mut self, e: &FExpr, value: bool) {
+        match e {
+            FExpr::Var(n) if split_field(&n.s).is_some() => self.bare.push(n.s.clone()),
+            _ => self.fexpr(e, value),
+        }
+    }
+
+    fn fexpr(&mut self, e: &FExpr, value: bool) {
+        match e {
+            FExpr::Var(n) | FExpr::Index(n, _) | FExpr::Sum(n) | FExpr::Product(n) => {
+                self.field(n, value)
+            }
+            FExpr::Lit(_)
+            | FExpr::Pi
+            | FExpr::Cast(_)
+            | FExpr::Deref(_)
+            | FExpr::Len(_)
+            | FExpr::Elem(_) => {}
+            FExpr::Neg(a) => self.fexpr(a, value),
+            FExpr::Bin(_, a, b) => {
+                self.fexpr(a, value);
+                self.fexpr(b, value);
+            }
+            FExpr::Call(_, true, args) => args.iter().for_each(|a| self.arg(a, value)),
+            FExpr::Call(_, false, args) => args.iter().for_each(|a| self.fexpr(a, value)),
+            FExpr::Powi(true, a, _) => self.arg(a, value),
+            // `self.k.powi(2)`: an integer literal argument.
+            FExpr::Powi(false, a, _) => self.fexpr(a, value && split_field(&name_of(a)).is_none()),
+            FExpr::If(c, a, b) => {
+                self.cond(c);
+                self.fblock(a, value);
+                self.fblock(b, value);
+            }
+            FExpr::Block(b) => self.fblock(b, value),
+            FExpr::Apply(_, args) => {
+                for a in args {
+                    match a {
+                        Arg::F(e) => self.arg(e, value),
+                        Arg::A(n, _) => self.field(n, value),
+                        Arg::D(_) => {}
+                    }
+                }
+            }
+            FExpr::Reduce(_, r) => {
+                if let Reduce::Fold { init, .. } = &**r {
+                    self.fexpr(init, value);
+                }
+                self.fblock(r.body(), value);
+            }
+            FExpr::Count(p) => self.fexpr(&p.rhs, false),
+        }
+    }
+
+    fn cond(&mut self, c: &Cond) {
+        match c {
+            Cond::F(_, a, b) => {
+                self.fexpr(a, false);
+                self.fexpr(b, false);
+            }
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                self.cond(a);
+                self.cond(b);
+            }
+            Cond::Not(a) => self.cond(a),
+            Cond::Any(p) => self.fexpr(&p.rhs, false),
+            Cond::I(..) | Cond::Var(_) => {}
+        }
+    }
+
+    fn fblock(&mut self, b: &FBlock, value: bool) {
+        for s in &b.stmts {
+            self.stmt(s);
+        }
+        self.fexpr(&b.tail, value);
+    }
+
+    fn stmts(&mut self, list: &[Stmt]) {
+        list.iter().for_each(|s| self.stmt(s));
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let {
+                init: Some(Val::F(e)),
+                ..
+            }
+            | Stmt::Assign { val: Val::F(e), .. }
+            | Stmt::Return(e)
+            | Stmt::Store { val: e, .. }
+            | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
+            Stmt::Let {
+                init: Some(Val::I(e)),
+                ..
+            }
+            | Stmt::Assign { val: Val::I(e), .. } => int_vars(e, &mut self.int_values),
+            Stmt::Let { .. } | Stmt::Break | Stmt::Continue => {}
+            Stmt::If { cond, then, els } => {
+                self.cond(cond);
+                self.stmts(then);
+                if let Some(e) = els {
+                    self.stmts(e);
+                }
+            }
+            Stmt::While { cond, body, .. } => {
+                self.cond(cond);
+                self.stmts(body);
+            }
+            Stmt::For { body, .. }
+            | Stmt::Loop { body, .. }
+            | Stmt::Block(body)
+            | Stmt::ForArr { body, .. } => self.stmts(body),
+            Stmt::LetArr { init, .. } => match init {
+                ArrInit::List { elems, .. } => elems.iter().for_each(|e| self.fexpr(e, true)),
+                ArrInit::Collect { body, .. } => self.fblock(body, true),
+                ArrInit::Zeros { .. } | ArrInit::Copy { .. } => {}
+            },
+        }
+    }
+}
+
+/// The variable an expression is, if it is one.
+fn name_of(e: &FExpr) -> String {
+    match e {
+        FExpr::Var(n) => n.s.clone(),
+        _ => String::new(),
+    }
+}
+
+fn int_vars(e: &IExpr, out: &mut Vec<String>) {
+    match e {
+        IExpr::Var(n) => out.push(n.s.clone()),
+        IExpr::Lit(_) => {}
+        IExpr::Add(a, b) => {
+            int_vars(a, out);
+            int_vars(b, out);
+        }
+        IExpr::Mul(a, _) | IExpr::Rem(a, _) => int_vars(a, out),
     }
 }

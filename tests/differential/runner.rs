@@ -15,6 +15,11 @@
 //! An array parameter is one direction per element: the gradient of
 //! `f(x: f64, w: &[f64])` is compared as the flat list `[d/dx, d/dw[0], ..]`,
 //! the oracle seeding one element at a time.
+//! A struct in `wrt(..)` is one direction per float field and per element
+//! of its array field (`Kind::DataWrt`), in the order of its fields, a
+//! differentiated receiver first as its gradient entry is; the glue
+//! flattens the gradient struct the same way and reports an integer field
+//! that is not the input's (`same_int`).
 //!
 //! One line per program goes to stdout: `START id` before it (so a crash can
 //! be blamed), then `PROG id OK|SKIP|FAIL ...`. Everything is deterministic:
@@ -125,19 +130,67 @@ impl Input {
         let v: Vec<D> = self.da().iter().map(|&v| D::c(v)).collect();
         v.try_into().expect("the field's length")
     }
-    /// The value a direction moves: the float, or one element.
-    fn at(&self, elem: Option<usize>) -> f64 {
-        match elem {
-            None => self.f(),
-            Some(k) => self.s()[k],
+    /// The array field of a differentiated struct as dual numbers, element
+    /// `k` seeded (none if out of range).
+    pub fn dda(&self, k: usize) -> Vec<D> {
+        self.da()
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| dual::input(v, i == k))
+            .collect()
+    }
+    pub fn dda_arr<const N: usize>(&self, k: usize) -> [D; N] {
+        self.dda(k).try_into().expect("the field's length")
+    }
+    /// The value a direction moves: the float, one element, a struct's
+    /// float field or one element of its array field.
+    fn at(&self, at: At) -> f64 {
+        match at {
+            At::Whole => self.f(),
+            At::Elem(k) => self.s()[k],
+            At::Field => self.df(),
+            At::FieldElem(k) => self.da()[k],
         }
     }
-    fn set(&mut self, elem: Option<usize>, v: f64) {
-        match (self, elem) {
-            (Input::S(a), Some(k)) => a[k] = v,
+    fn set(&mut self, at: At, v: f64) {
+        match (self, at) {
+            (Input::S(a), At::Elem(k)) => a[k] = v,
+            (Input::Data(f, ..), At::Field) => *f = v,
+            (Input::Data(.., a), At::FieldElem(k)) => a[k] = v,
             (me, _) => *me = Input::F(v),
         }
     }
+}
+
+/// What a direction of differentiation moves in its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    Whole,
+    Elem(usize),
+    Field,
+    FieldElem(usize),
+}
+
+thread_local! {
+    /// The first integer field of a struct gradient that differs from the
+    /// input's, since the last `take_mismatch`.
+    static MISMATCH: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An integer field of a struct's gradient entry (or `f_adjoint_acc`
+/// buffer) must be the input's.
+pub fn same_int(what: &str, got: i64, want: i64) {
+    if got != want {
+        MISMATCH.with(|m| {
+            m.borrow_mut().get_or_insert_with(|| {
+                format!("the gradient's {what} is {got}, not the input's {want}")
+            });
+        });
+    }
+}
+
+fn take_mismatch() -> Option<String> {
+    MISMATCH.with(|m| m.borrow_mut().take())
 }
 
 /// Gradient entries, flattened: a float, or an array's elements in order.
@@ -173,15 +226,43 @@ pub enum Kind {
     S(bool, usize),
     /// A struct of constants.
     Data,
+    /// A struct named in `wrt(..)` (`true`: the receiver), with its fields
+    /// in order: one direction per float, per element of a float array.
+    DataWrt(bool, &'static [Field]),
 }
 
-/// The directions of differentiation: (parameter, element of an array).
-fn directions(kinds: &[Kind]) -> Vec<(usize, Option<usize>)> {
+/// A field of a differentiated struct, as the runner moves it: the
+/// struct's float (`Input::Data`'s first), its integer, or its array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    F,
+    I,
+    A(usize),
+}
+
+/// The directions of differentiation: (input, what it moves), in the
+/// gradient's order: a differentiated receiver (the last input) first.
+fn directions(kinds: &[Kind]) -> Vec<(usize, At)> {
     let mut out = Vec::new();
+    let data = |out: &mut Vec<(usize, At)>, i: usize, fields: &[Field]| {
+        for f in fields {
+            match *f {
+                Field::F => out.push((i, At::Field)),
+                Field::I => {}
+                Field::A(n) => out.extend((0..n).map(|e| (i, At::FieldElem(e)))),
+            }
+        }
+    };
+    for (i, k) in kinds.iter().enumerate() {
+        if let Kind::DataWrt(true, fields) = *k {
+            data(&mut out, i, fields);
+        }
+    }
     for (i, k) in kinds.iter().enumerate() {
         match *k {
-            Kind::F(true) => out.push((i, None)),
-            Kind::S(true, n) => out.extend((0..n).map(|e| (i, Some(e)))),
+            Kind::F(true) => out.push((i, At::Whole)),
+            Kind::S(true, n) => out.extend((0..n).map(|e| (i, At::Elem(e)))),
+            Kind::DataWrt(false, fields) => data(&mut out, i, fields),
             _ => {}
         }
     }
@@ -222,7 +303,7 @@ fn draw(rng: &mut Rng, kinds: &[Kind]) -> Vec<Input> {
             Kind::I => Input::I(rng.below(5) as i64),
             Kind::B => Input::B(rng.below(2) == 1),
             Kind::S(_, n) => Input::S((0..*n).map(|_| draw_float(rng)).collect()),
-            Kind::Data => Input::Data(
+            Kind::Data | Kind::DataWrt(..) => Input::Data(
                 draw_float(rng),
                 rng.below(5) as i64,
                 (0..DATA_LEN).map(|_| draw_float(rng)).collect(),
@@ -347,10 +428,14 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             ),
         );
     }
+    take_mismatch();
     let (gv, g) = match catch_unwind(|| (p.grad)(x)) {
         Ok(r) => r,
         Err(e) => return Point::Fail("panic", format!("f_grad{at} panicked: {}", panic_text(e))),
     };
+    if let Some(m) = take_mismatch() {
+        return Point::Fail("grad", format!("at {at}: f_grad: {m}"));
+    }
     if gv.to_bits() != fv.to_bits() {
         return Point::Fail(
             "value",
@@ -393,6 +478,9 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             )
         }
     };
+    if let Some(m) = take_mismatch() {
+        return Point::Fail("adjoint", format!("at {at}: f_adjoint: {m}"));
+    }
     if let Some(fail) = check_adjoint("adjoint", "f_adjoint", &a, 0.0, &o, d_out, &at) {
         return fail;
     }
@@ -408,6 +496,9 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
             )
         }
     };
+    if let Some(m) = take_mismatch() {
+        return Point::Fail("acc", format!("at {at}: f_adjoint_acc's buffer: {m}"));
+    }
     if let Some(fail) = check_adjoint("acc", "f_adjoint_acc", &acc, ACC_START, &o, d_out, &at) {
         return fail;
     }

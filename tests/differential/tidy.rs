@@ -452,9 +452,18 @@ pub fn resolve(p: &mut Program) -> Result<Info, String> {
         .filter(|q| q.ty.floats())
         .map(|q| q.name.s.as_str())
         .collect();
+    // A struct can be named too: `wrt(cfg, x)`, `wrt(self)`.
+    let structs: Vec<&str> = p
+        .params
+        .iter()
+        .filter(|q| matches!(q.ty, PTy::Cfg(_)))
+        .map(|q| q.name.s.as_str())
+        .chain(p.receiver.as_ref().map(|_| "self"))
+        .collect();
     match &p.wrt {
         Some(w) => {
-            if w.is_empty() || w.iter().any(|n| !floats.contains(&n.as_str())) {
+            let known = |n: &str| floats.contains(&n) || structs.contains(&n);
+            if w.is_empty() || w.iter().any(|n| !known(n)) {
                 return Err("bad wrt".into());
             }
         }
