@@ -603,3 +603,51 @@ fn the_tangent_along_a_struct_direction() {
         assert_close(g.c, 2.0 * s * x * x * x);
     }
 }
+
+#[derive(Differentiable)]
+pub struct Reg {
+    pub a: f64,
+    pub w: Vec<f64>,
+}
+#[differentiate(wrt(p))]
+pub fn fa(p: &Reg) -> f64 {
+    p.a.powi(2)
+}
+#[differentiate(wrt(p))]
+pub fn fb(p: &Reg) -> f64 {
+    let v = [p.w[0], 1.0];
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += v[i];
+    }
+    s
+}
+#[derive(Differentiable)]
+pub struct Shadow {
+    pub k: f64,
+}
+impl Shadow {
+    #[differentiate(wrt(self, z))]
+    pub fn fc(&self, z: f64, n: usize) -> f64 {
+        if n < 2 {
+            return z;
+        }
+        let n = self.k;
+        z * n
+    }
+}
+/// Found by the differential test: `powi` of a float field, the length of
+/// a local holding field values as a loop bound, and a local shadowing an
+/// integer read as data.
+#[test]
+fn struct_field_classification_regressions() {
+    let p = Reg {
+        a: 3.0,
+        w: vec![2.0],
+    };
+    assert_eq!(fa_grad(&p).1.a, 6.0);
+    assert_eq!(fb_grad(&p).1.w, vec![1.0]);
+    let m = Shadow { k: 2.0 };
+    let (_, (g, dz)) = m.fc_grad(3.0, 5);
+    assert_eq!((g.k, dz), (3.0, 2.0));
+}

@@ -89,6 +89,10 @@ struct Walker<'a> {
     local_flows: HashMap<String, HashSet<String>>,
     /// The local whose `let` initialiser is being read.
     binding: Option<String>,
+    /// The bindings in scope, innermost last: each `let` a key of its own
+    /// (`n#3`), so a shadowing `let` is another local.
+    scopes: Vec<HashMap<String, String>>,
+    bindings: usize,
     pub errors: Vec<(TokenStream, String)>,
 }
 
@@ -249,7 +253,49 @@ impl Walker<'_> {
         }
     }
 
+    /// The key of the binding `name` refers to here.
+    fn key_of(&self, name: &str) -> String {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).cloned())
+            .unwrap_or_else(|| name.to_string())
+    }
+
+    /// A new binding of `name` in the innermost scope, and its key.
+    fn bind(&mut self, name: &str) -> String {
+        self.bindings += 1;
+        let key = format!("{name}#{}", self.bindings);
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), key.clone());
+        }
+        key
+    }
+
+    /// Binds every name of a pattern (loop variables, closure parameters).
+    fn bind_pat(&mut self, p: &syn::Pat) {
+        struct Names(Vec<String>);
+        impl<'a> Visit<'a> for Names {
+            fn visit_pat_ident(&mut self, i: &'a syn::PatIdent) {
+                self.0.push(i.ident.to_string());
+                visit::visit_pat_ident(self, i);
+            }
+        }
+        let mut n = Names(Vec::new());
+        n.visit_pat(p);
+        for name in n.0 {
+            self.bind(&name);
+        }
+    }
+
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.scopes.push(HashMap::new());
+        f(self);
+        self.scopes.pop();
+    }
+
     fn local(&mut self, name: String) {
+        let name = self.key_of(&name);
         match self.ctx {
             Use::Data => {
                 self.data_names.insert(name);
@@ -408,7 +454,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         self.visit_expr(&f.expr);
-        self.with(Use::Value, |w| w.visit_block(&f.body));
+        self.scoped(|w| {
+            w.bind_pat(&f.pat);
+            w.with(Use::Value, |w| w.visit_block(&f.body));
+        });
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -435,6 +484,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let msg = format!("`{root}.{name}(..)`: calling a method of `{root}`, which is differentiated, is not supported (its derivative with respect to `{root}`'s fields would be lost): compute it here, or call a function of the fields it reads (`f(&{root}.w, ..)`)");
             self.error(&m.method, msg);
             return;
+        } else if name == "len" || name == "is_empty" {
+            // A length reads no values.
+            self.with(Use::Neutral, |w| w.visit_expr(&m.receiver));
         } else {
             self.visit_expr(&m.receiver);
         }
@@ -467,14 +519,40 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Some(t) if is_int_type(t) => Use::Data,
             _ => Use::Value,
         };
+        // The initialiser reads the bindings before this one.
+        let key = name.as_deref().map(|n| {
+            self.bindings += 1;
+            format!("{n}#{}", self.bindings)
+        });
         if let Some(init) = &l.init {
-            let old = std::mem::replace(&mut self.binding, name);
+            let old = std::mem::replace(&mut self.binding, key.clone());
             self.with(u, |w| w.visit_expr(&init.expr));
             self.binding = old;
             if let Some((_, e)) = &init.diverge {
                 self.with(Use::Value, |w| w.visit_expr(e));
             }
         }
+        match (name, key) {
+            (Some(n), Some(k)) => {
+                if let Some(s) = self.scopes.last_mut() {
+                    s.insert(n, k);
+                }
+            }
+            _ => self.bind_pat(&l.pat),
+        }
+    }
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.scoped(|w| visit::visit_block(w, b));
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        self.scoped(|w| {
+            for p in &c.inputs {
+                w.bind_pat(p);
+            }
+            w.visit_expr(&c.body);
+        });
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
@@ -495,6 +573,8 @@ pub fn leaves(body: &syn::Block, roots: &[String]) -> (Vec<Leaf>, Vec<(TokenStre
         data_names: HashSet::new(),
         local_flows: HashMap::new(),
         binding: None,
+        scopes: vec![HashMap::new()],
+        bindings: 0,
         errors: Vec::new(),
     };
     w.visit_block(body);
