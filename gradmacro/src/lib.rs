@@ -27,7 +27,10 @@
 //! The gradient has one entry per differentiable parameter, in order; with one
 //! such parameter the entry is bare. Every float parameter is differentiable
 //! unless `#[differentiate(wrt(a, b))]` names a subset; integer and `bool`
-//! parameters are constants.
+//! parameters are constants, and so are struct parameters unless `wrt(..)`
+//! names them (or `self`): a struct whose type derives
+//! [`Differentiable`](derive@Differentiable) gets a gradient entry of its
+//! own type.
 //!
 //! # Forward mode, Hessians, vector outputs
 //!
