@@ -378,3 +378,30 @@ fn a_generic_method_and_wrt_of_a_generic_parameter() {
     assert_eq!(v, generic_wrt(0.5f32, &[1.0, 2.0]));
     assert!((g - 3.0 * 0.5f32.cos()).abs() < 1e-6);
 }
+
+/// The README's example, as written there.
+#[differentiate]
+fn readme_loss<T: Float>(x: T, w: &[T]) -> T {
+    let mut s = T::zero();
+    for (i, wi) in w.iter().enumerate() {
+        s = s + *wi * (x * T::from(i + 1).unwrap()).sin();
+    }
+    s * T::from(0.5).unwrap() + x.powi(2)
+}
+
+#[test]
+fn readme_example() {
+    let w = [1.0, -2.0];
+    let x = 1.5f64;
+    let (value, (dx, dw)) = readme_loss_grad(x, &w);
+    assert_eq!(value.to_bits(), readme_loss(x, &w).to_bits());
+    let want_dx = 0.5 * (w[0] * x.cos() + 2.0 * w[1] * (2.0 * x).cos()) + 2.0 * x;
+    assert!((dx - want_dx).abs() < 1e-12);
+    assert!((dw[0] - 0.5 * x.sin()).abs() < 1e-12 && (dw[1] - 0.5 * (2.0 * x).sin()).abs() < 1e-12);
+    let (value32, (dx32, _)) = readme_loss_grad::<f32>(1.5, &[1.0, -2.0]);
+    assert_eq!(
+        value32.to_bits(),
+        readme_loss(1.5f32, &[1.0, -2.0]).to_bits()
+    );
+    assert!((dx32 as f64 - want_dx).abs() < 1e-4);
+}
