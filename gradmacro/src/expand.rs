@@ -37,30 +37,23 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#item #e);
         }
     };
-    if let Some(float) = signature::vector_output(&f.sig) {
+    // Functions of shapes of their own: a struct in `wrt(..)` (checked first:
+    // it says what it does not support), a vector output, a helper writing
+    // into a buffer.
+    let special = if crate::structs::wanted(&f, &args) {
+        Some(crate::structs::expand(&f, &args, &mut cx))
+    } else if let Some(float) = signature::vector_output(&f.sig) {
         if let (true, Some(flag)) = (args.hessian, &args.hessian_flag) {
             cx.error(flag, "`hessian` needs a scalar output: a Hessian of a vector output would be a tensor; take the Hessian of each output's function, or of a weighted sum");
         }
-        let generated = crate::vector::expand(&f, &args, float, &mut cx);
+        Some(crate::vector::expand(&f, &args, float, &mut cx))
+    } else if crate::outputs::wanted(&f) {
+        Some(crate::outputs::expand(&f, &args, &mut cx))
+    } else {
+        None
+    };
+    if let Some(generated) = special {
         return match generated {
-            Some(g) if !cx.has_errors() => quote!(#f #g),
-            _ => {
-                let errors = cx.into_compile_errors();
-                quote!(#f #errors)
-            }
-        };
-    }
-    if crate::outputs::wanted(&f) {
-        return match crate::outputs::expand(&f, &args, &mut cx) {
-            Some(g) if !cx.has_errors() => quote!(#f #g),
-            _ => {
-                let errors = cx.into_compile_errors();
-                quote!(#f #errors)
-            }
-        };
-    }
-    if crate::structs::wanted(&f, &args) {
-        return match crate::structs::expand(&f, &args, &mut cx) {
             Some(g) if !cx.has_errors() => quote!(#f #g),
             _ => {
                 let errors = cx.into_compile_errors();

@@ -131,6 +131,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     }
     if signature::vector_output(&f.sig).is_some() {
         cx.error(&f.sig.output, "a vector output with a struct in `wrt(..)` is not supported yet: return the scalar loss, or pass the struct's fields as `&[f64]` parameters");
+        return None;
     }
     if let Some(FnArg::Receiver(r)) = f.sig.inputs.first() {
         if r.mutability.is_some() || r.colon_token.is_some() {
