@@ -98,6 +98,9 @@ pub enum PTy {
     Arr(ArrTy, usize),
     /// The settings struct: `Cfg` by value when `true`, else `&Cfg`.
     Cfg(bool),
+    /// `out: &mut [f64]`, the output buffer of a helper that returns
+    /// nothing (at least `n` long).
+    Out(usize),
 }
 
 impl PTy {
@@ -106,7 +109,7 @@ impl PTy {
             PTy::F64 => Ty::F,
             PTy::Usize | PTy::I32 => Ty::I,
             PTy::Bool => Ty::B,
-            PTy::Arr(..) => Ty::A,
+            PTy::Arr(..) | PTy::Out(_) => Ty::A,
             PTy::Cfg(_) => Ty::D,
         }
     }
@@ -122,6 +125,7 @@ impl PTy {
             PTy::Arr(ArrTy::ArrayRef, n) => format!("&[f64; {n}]"),
             PTy::Cfg(true) => "Cfg".into(),
             PTy::Cfg(false) => "&Cfg".into(),
+            PTy::Out(_) => "&mut [f64]".into(),
         }
     }
     /// A float or an array of floats: what can have a gradient.
@@ -580,6 +584,14 @@ pub enum Stmt {
         idx: Name,
         val: FExpr,
     },
+    /// `h1(x, &w, &mut buf);` or `h1(x, &w, &mut buf[lo..hi]);`: `call`
+    /// (an `Apply`) with the buffer `name` appended, which the helper reads
+    /// and writes.
+    CallOut {
+        name: Name,
+        range: Option<(usize, usize)>,
+        call: FExpr,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -682,7 +694,12 @@ impl Program {
             let me = if self.data.copy { "self" } else { "&self" };
             params.insert(0, me.to_string());
         }
-        writeln!(s, "fn {}({}) -> f64 {{", self.name, params.join(", ")).unwrap();
+        let ret = if self.params.iter().any(|p| matches!(p.ty, PTy::Out(_))) {
+            ""
+        } else {
+            " -> f64"
+        };
+        writeln!(s, "fn {}({}){ret} {{", self.name, params.join(", ")).unwrap();
         stmts(&mut s, &self.body, 1);
         if let Some(t) = &self.tail {
             writeln!(s, "    {}", fexpr(t, At::Top, 1)).unwrap();
@@ -928,6 +945,16 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             writeln!(s, "{p}for {} in 0..{n} {{", idx.s).unwrap();
             writeln!(s, "{p}    {v}.push({});", fexpr(val, At::Top, ind + 1)).unwrap();
             writeln!(s, "{p}}}").unwrap();
+        }
+        Stmt::CallOut { name, range, call } => {
+            let c = fexpr(call, At::Top, ind);
+            let c = c.strip_suffix(')').unwrap_or(&c);
+            let sep = if c.ends_with('(') { "" } else { ", " };
+            let r = match range {
+                Some((lo, hi)) => format!("[{lo}..{hi}]"),
+                None => String::new(),
+            };
+            writeln!(s, "{p}{c}{sep}&mut {}{r});", name.s).unwrap();
         }
     }
 }
@@ -1496,6 +1523,7 @@ pub fn stmt_size(s: &Stmt) -> usize {
         }
         Stmt::ForArr { rev, body, .. } => 2 + usize::from(*rev) + list(body),
         Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
+        Stmt::CallOut { range, call, .. } => 1 + usize::from(range.is_some()) + fexpr_size(call),
     }
 }
 
@@ -1591,6 +1619,17 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
             | Stmt::Assign { val: Val::F(e), .. }
             | Stmt::Store { val: e, .. }
             | Stmt::Return(e) => visit_fexpr(e, f),
+            // The call itself stays a call: only its arguments are visited.
+            Stmt::CallOut {
+                call: FExpr::Apply(_, args),
+                ..
+            } => {
+                for a in args {
+                    if let Arg::F(e) = a {
+                        visit_fexpr(e, f);
+                    }
+                }
+            }
             Stmt::LetArr {
                 init: ArrInit::List { elems, .. },
                 ..

@@ -144,6 +144,10 @@ pub struct Gen {
     /// fields of a differentiated struct are not read there (the macro
     /// would take such a field for a float).
     int_value: bool,
+    /// Every draw about helpers writing into an output buffer, apart from
+    /// the others, so that a program without one is the one its seed gave
+    /// before they existed.
+    out_side: Rng,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -171,6 +175,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         uses: DataUse::default(),
         wrt_side: Rng::new(seed ^ 0x5772_7453_7472_7563),
         int_value: false,
+        out_side: Rng::new(seed ^ 0x4f75_7442_7566_6572),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -243,7 +248,7 @@ impl Gen {
         for h in &mut helpers {
             h.data = self.uses.data;
         }
-        Program {
+        let mut p = Program {
             helpers,
             name: "f".into(),
             wrt,
@@ -252,6 +257,257 @@ impl Gen {
             params,
             body,
             tail,
+        };
+        // Drawn from `out_side` alone (the main generator swapped out).
+        std::mem::swap(&mut self.rng, &mut self.out_side);
+        self.out_buffer_calls(&mut p);
+        std::mem::swap(&mut self.rng, &mut self.out_side);
+        p
+    }
+
+    /// About one program in seven also calls a helper writing into an
+    /// output buffer, `h1(x, &w, &mut ob[1..4]);`, once or twice, on a
+    /// local buffer `ob` the value then reads.
+    fn out_buffer_calls(&mut self, p: &mut Program) {
+        if !self.rng.chance(0.15) {
+            return;
+        }
+        // Where to call it: at the top level, before the tail or the
+        // final `return`, after no `let` that makes an integer of a float
+        // parameter.
+        let end = match (&p.tail, p.body.last()) {
+            (Some(_), _) => p.body.len(),
+            (None, Some(Stmt::Return(_))) => p.body.len() - 1,
+            _ => return,
+        };
+        let at = self.rng.below(end + 1);
+        let rebound: Vec<String> = p.body[..at]
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Let { name, ty, .. } if *ty != Ty::F => Some(name.s.clone()),
+                _ => None,
+            })
+            .collect();
+        let floats: Vec<String> = p
+            .params
+            .iter()
+            .filter(|q| q.ty == PTy::F64 && !rebound.contains(&q.name.s))
+            .map(|q| q.name.s.clone())
+            .collect();
+        let arrays: Vec<(String, bool)> = p
+            .params
+            .iter()
+            .filter(|q| matches!(q.ty, PTy::Arr(..)) && !rebound.contains(&q.name.s))
+            .map(|q| (q.name.s.clone(), q.ty.owned_array()))
+            .collect();
+        if floats.is_empty() && arrays.is_empty() {
+            return;
+        }
+        let h = self.out_helper(!arrays.is_empty());
+        let kinds: Vec<Ty> = h
+            .params
+            .iter()
+            .filter(|q| !matches!(q.ty, PTy::Out(_)))
+            .map(|q| q.ty.ty())
+            .collect();
+        // The buffer.
+        let len = self.rng.range(MIN_LEN as i64, 5) as usize;
+        let vec = self.rng.chance(0.6);
+        let init = if self.rng.chance(0.5) {
+            ArrInit::Zeros { vec, len, of: None }
+        } else {
+            let elems = (0..len).map(|_| self.out_arg(&floats)).collect();
+            ArrInit::List { vec, elems }
+        };
+        let buf = Name::new("ob");
+        let mut stmts = vec![Stmt::LetArr {
+            name: buf.clone(),
+            mutable: true,
+            annot: false,
+            init,
+        }];
+        let calls = 1 + usize::from(self.rng.chance(0.3));
+        for _ in 0..calls {
+            let args = kinds
+                .iter()
+                .map(|k| match k {
+                    Ty::A => {
+                        let (a, amp) = self.rng.pick(&arrays).clone();
+                        Arg::A(Name::new(&a), amp)
+                    }
+                    _ => Arg::F(self.out_arg(&floats)),
+                })
+                .collect();
+            let range = if len > MIN_LEN && self.rng.chance(0.5) {
+                let lo = self.rng.below(len - MIN_LEN + 1);
+                let hi = self.rng.range((lo + MIN_LEN) as i64, len as i64) as usize;
+                Some((lo, hi))
+            } else {
+                None
+            };
+            stmts.push(Stmt::CallOut {
+                name: buf.clone(),
+                range,
+                call: FExpr::Apply(h.name.clone(), args),
+            });
+        }
+        let read = if self.rng.chance(0.5) {
+            FExpr::Sum(buf.clone())
+        } else {
+            FExpr::Index(buf.clone(), IExpr::Lit(self.rng.below(len) as i64))
+        };
+        let op = *self.rng.pick(&[FOp::Add, FOp::Sub, FOp::Mul]);
+        let with = |e: FExpr| FExpr::Bin(op, Box::new(e), Box::new(read.clone()));
+        match &mut p.tail {
+            Some(t) => *t = with(t.clone()),
+            None => {
+                if let Some(Stmt::Return(e)) = p.body.last_mut() {
+                    *e = with(e.clone());
+                }
+            }
+        }
+        p.body.splice(at..at, stmts);
+        p.helpers.push(h);
+    }
+
+    /// An argument of an output helper's call in `f`: a float parameter,
+    /// scaled or through a function, or a literal.
+    fn out_arg(&mut self, floats: &[String]) -> FExpr {
+        if floats.is_empty() || self.rng.chance(0.2) {
+            return FExpr::Lit(self.lit());
+        }
+        let v = FExpr::Var(Name::new(&self.rng.pick(floats).clone()));
+        match self.rng.below(3) {
+            0 => v,
+            1 => FExpr::Bin(FOp::Mul, Box::new(v), Box::new(FExpr::Lit(self.lit()))),
+            _ => FExpr::Call(*self.rng.pick(&[Fun::Sin, Fun::Tanh]), false, vec![v]),
+        }
+    }
+
+    /// `h1(x[, y][, w: &[f64]], out: &mut [f64])`, returning nothing:
+    /// every element of `out` updated from itself in a loop over its
+    /// indices, and now and then its first two elements mixed.
+    fn out_helper(&mut self, with_array: bool) -> Program {
+        self.reset();
+        let mut params = vec![float_param("x")];
+        if self.rng.chance(0.4) {
+            params.push(float_param("y"));
+        }
+        if with_array && self.rng.chance(0.6) {
+            params.push(Param {
+                name: Name::new("w"),
+                ty: PTy::Arr(ArrTy::Slice, MIN_LEN),
+                mutable: false,
+            });
+        }
+        let out = Name::new("out");
+        params.push(Param {
+            name: out.clone(),
+            ty: PTy::Out(MIN_LEN),
+            mutable: false,
+        });
+        let callable = std::mem::take(&mut self.callable);
+        let borrowed = std::mem::take(&mut self.borrowed);
+        for q in &params {
+            if matches!(q.ty, PTy::Out(_)) {
+                continue;
+            }
+            self.scopes[0].push(Slot {
+                name: q.name.s.clone(),
+                ty: q.ty.ty(),
+                assignable: false,
+                ready: true,
+                loop_var: false,
+                param: true,
+                len: if q.ty == PTy::F64 { 0 } else { MIN_LEN },
+                amp: false,
+                shape: match q.ty {
+                    PTy::Arr(kind, _) => Shape::Param(kind),
+                    _ => Shape::NotArray,
+                },
+                closure: false,
+            });
+        }
+        self.budget = 2;
+        self.scopes.push(Vec::new());
+        let mut body = Vec::new();
+        if self.rng.chance(0.3) {
+            let init = self.fexpr(1);
+            self.declare("t", Ty::F, false, true);
+            body.push(Stmt::Let {
+                name: Name::new("t"),
+                ty: Ty::F,
+                annot: false,
+                mutable: false,
+                init: Some(Val::F(init)),
+            });
+        }
+        // `for i in 0..out.len()`: `i` may pass any array's length, so it
+        // indexes `out` alone (others by `(i + 1) % n`).
+        self.scopes.push(Vec::new());
+        self.declare_sized("i", Ty::U, false, true, usize::MAX / 2);
+        let me = FExpr::Index(out.clone(), IExpr::Var(Name::new("i")));
+        let f1 = self.factor();
+        let f2 = self.fexpr(1);
+        let val = match self.rng.below(3) {
+            0 => FExpr::Bin(
+                FOp::Add,
+                Box::new(FExpr::Bin(FOp::Mul, Box::new(me), Box::new(f1))),
+                Box::new(f2),
+            ),
+            1 => self.through_fun(me, f2),
+            _ => FExpr::Bin(
+                FOp::Add,
+                Box::new(FExpr::Bin(FOp::Mul, Box::new(me), Box::new(f1))),
+                Box::new(FExpr::Var(Name::new("x"))),
+            ),
+        };
+        let op = if self.rng.chance(0.2) {
+            AOp::Add
+        } else {
+            AOp::Set
+        };
+        let store = Stmt::Store {
+            name: out.clone(),
+            index: IExpr::Var(Name::new("i")),
+            op,
+            val,
+        };
+        self.scopes.pop();
+        body.push(Stmt::ForArr {
+            walk: Walk::Indices,
+            idx: Name::new("i"),
+            elem: Name::new("_"),
+            arr: out.clone(),
+            amp: false,
+            rev: self.rng.chance(0.2),
+            body: vec![store],
+        });
+        if self.rng.chance(0.4) {
+            // An element written from another one: `out[1] += out[0] * e`.
+            let k = self.rng.below(MIN_LEN) as i64;
+            let other = FExpr::Index(out.clone(), IExpr::Lit(1 - k));
+            let e = self.fexpr(1);
+            body.push(Stmt::Store {
+                name: out.clone(),
+                index: IExpr::Lit(k),
+                op: AOp::Add,
+                val: FExpr::Bin(FOp::Mul, Box::new(other), Box::new(e)),
+            });
+        }
+        self.scopes.pop();
+        self.reset();
+        self.callable = callable;
+        self.borrowed = borrowed;
+        Program {
+            helpers: Vec::new(),
+            name: "h1".into(),
+            wrt: None,
+            receiver: None,
+            data: self.uses.data,
+            params,
+            body,
+            tail: None,
         }
     }
 
@@ -2690,6 +2946,7 @@ impl FieldReads {
             | Stmt::Return(e)
             | Stmt::Store { val: e, .. }
             | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
+            Stmt::CallOut { call, .. } => self.fexpr(call, true),
             Stmt::Let {
                 init: Some(Val::I(e)),
                 ..

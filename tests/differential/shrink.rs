@@ -317,6 +317,23 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
             }
         }
         Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::CallOut { name, range, call } => {
+            let mk = |range: Option<(usize, usize)>, call: FExpr| {
+                vec![Stmt::CallOut {
+                    name: name.clone(),
+                    range,
+                    call,
+                }]
+            };
+            if range.is_some() {
+                out.push(mk(None, call.clone()));
+            }
+            for c2 in fexpr_variants(call) {
+                if matches!(c2, FExpr::Apply(..)) {
+                    out.push(mk(*range, c2));
+                }
+            }
+        }
         Stmt::LetPush { val, .. } => {
             for v2 in fexpr_variants(val) {
                 let mut c = s.clone();

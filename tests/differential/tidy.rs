@@ -287,6 +287,18 @@ impl Resolver {
                 // Element writes are not reads: a buffer only written is dead.
                 self.writes[name.id] += 1;
             }
+            Stmt::CallOut { name, call, .. } => {
+                self.fexpr(call)?;
+                name.id = self.lookup(name, Ty::A)?;
+                if name.s.contains('.') {
+                    return Err("a field is written".into());
+                }
+                if self.fblock_floor.is_some() {
+                    return Err("a block expression writes an array".into());
+                }
+                // Like a store: a buffer only written is dead.
+                self.writes[name.id] += 1;
+            }
             Stmt::ForArr {
                 walk,
                 idx,
@@ -697,6 +709,15 @@ impl Live<'_> {
                 before = self.iexpr(index, before);
                 (self.fexpr(val, before), false)
             }
+            Stmt::CallOut { name, call, .. } => {
+                // A call that fills a buffer never read is dropped whole.
+                if self.info.reads[name.id] == 0 || !after.contains(&name.id) {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.insert(name.id);
+                (self.fexpr(call, before), false)
+            }
             Stmt::ForArr {
                 walk,
                 idx,
@@ -930,7 +951,7 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                     elems.iter().for_each(|e| declared_in_expr(e, out));
                 }
             }
-            Stmt::Store { val, .. } => declared_in_expr(val, out),
+            Stmt::Store { val, .. } | Stmt::CallOut { call: val, .. } => declared_in_expr(val, out),
             Stmt::LetPush { name, idx, .. } => {
                 out.insert(name.id);
                 out.insert(idx.id);
@@ -1108,6 +1129,12 @@ impl Init {
             } => {
                 self.iexpr(index, &st);
                 self.fexpr(val, &st);
+                self.need(&st, name.id);
+                self.needs_mut[name.id] = true;
+                Some(st)
+            }
+            Stmt::CallOut { name, call, .. } => {
+                self.fexpr(call, &st);
                 self.need(&st, name.id);
                 self.needs_mut[name.id] = true;
                 Some(st)
@@ -1318,7 +1345,9 @@ fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
                     *annot = true;
                 }
             }
-            Stmt::Store { val, .. } | Stmt::LetPush { val, .. } => set_mut_expr(val, needs),
+            Stmt::Store { val, .. }
+            | Stmt::LetPush { val, .. }
+            | Stmt::CallOut { call: val, .. } => set_mut_expr(val, needs),
             Stmt::ForArr { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Let {
                 name,
@@ -1622,7 +1651,25 @@ pub fn called_helpers(p: &Program) -> Vec<String> {
             }
         }
     });
+    visit_stmt_lists(&mut probe.body, &mut |list| {
+        for s in list.iter() {
+            if let Stmt::CallOut {
+                call: FExpr::Apply(f, _),
+                ..
+            } = s
+            {
+                if !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+    });
     out
+}
+
+/// A helper with an output buffer, which returns nothing.
+pub fn returns_nothing(p: &Program) -> bool {
+    p.params.iter().any(|q| matches!(q.ty, PTy::Out(_)))
 }
 
 fn tidy_function(p: &mut Program) -> Result<(), String> {
@@ -1634,7 +1681,7 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         let mut changed = cut_unreachable(&mut p.body);
         if block_diverges(&p.body) {
             changed |= p.tail.take().is_some();
-        } else if p.tail.is_none() {
+        } else if p.tail.is_none() && !returns_nothing(p) {
             return Err("the body ends without a value".into());
         }
         let mut live = Live {
@@ -1646,7 +1693,13 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         };
         let out = match &mut p.tail {
             Some(t) => live.fexpr(t, Set::new()),
-            None => Set::new(),
+            // What a helper writes into its output buffer is its result.
+            None => p
+                .params
+                .iter()
+                .filter(|q| matches!(q.ty, PTy::Out(_)))
+                .map(|q| q.name.id)
+                .collect(),
         };
         let entry = live.block(&mut p.body, out);
         changed |= live.changed;
@@ -1694,7 +1747,8 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         set_mut_expr(t, &init.needs_mut);
     }
     for q in &mut p.params {
-        q.mutable = init.needs_mut[q.name.id];
+        // `out: &mut [f64]` is written through, not rebound.
+        q.mutable = init.needs_mut[q.name.id] && !matches!(q.ty, PTy::Out(_));
         if info.reads[q.name.id] == 0 && !q.name.s.starts_with('_') {
             if info.writes[q.name.id] > 0 {
                 return Err("a parameter is written but never read".into());
