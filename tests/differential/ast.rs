@@ -479,6 +479,40 @@ pub enum Cond {
     Var(Name),
     /// `w.iter().any(|v| *v > e)`.
     Any(Box<Pred>),
+    /// `let Some(m) = n.checked_sub(1)`, the condition of an `if let` (or
+    /// of a `match`): only ever the whole condition of an `if`, whose
+    /// `then` block sees `m`.
+    Some(Box<SomePat>),
+}
+
+/// `Some(m)` matched against `of.checked_sub(sub)` (`of.len()` when `len`):
+/// `m` an integer of `of`'s type, or a `usize` below the array's length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SomePat {
+    /// Printed `_` when unread.
+    pub bind: Name,
+    pub of: Name,
+    pub len: bool,
+    pub sub: i64,
+    /// Printed as `match of.checked_sub(sub) { Some(m) [if m > guard] =>
+    /// then, None | _ => els }`.
+    pub matched: bool,
+    pub guard: Option<i64>,
+}
+
+impl SomePat {
+    /// The type of what it binds.
+    pub fn ty(&self) -> Ty {
+        if self.len {
+            Ty::U
+        } else {
+            Ty::I
+        }
+    }
+    pub fn scrutinee(&self) -> String {
+        let len = if self.len { ".len()" } else { "" };
+        format!("{}{len}.checked_sub({})", self.of.s, self.sub)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1154,11 +1188,31 @@ fn if_chain(s: &mut String, st: &Stmt, ind: usize) {
     let Stmt::If { cond: c, then, els } = st else {
         unreachable!()
     };
+    if let Cond::Some(sp) = c {
+        if sp.matched {
+            let p = pad(ind + 1);
+            writeln!(s, "match {} {{", sp.scrutinee()).unwrap();
+            match sp.guard {
+                Some(g) => write!(s, "{p}Some({}) if {} > {g} => ", sp.bind.s, sp.bind.s),
+                None => write!(s, "{p}Some({}) => ", sp.bind.s),
+            }
+            .unwrap();
+            block(s, then, ind + 1);
+            s.push('\n');
+            let other = if sp.guard.is_some() { "_" } else { "None" };
+            write!(s, "{p}{other} => ").unwrap();
+            block(s, els.as_deref().unwrap_or(&[]), ind + 1);
+            s.push('\n');
+            s.push_str(&pad(ind));
+            s.push('}');
+            return;
+        }
+    }
     write!(s, "if {} ", cond(c, At::Top, ind)).unwrap();
     block(s, then, ind);
     match els.as_deref() {
         None => {}
-        Some([inner @ Stmt::If { .. }]) => {
+        Some([inner @ Stmt::If { cond: c, .. }]) if !matches!(c, Cond::Some(sp) if sp.matched) => {
             s.push_str(" else ");
             if_chain(s, inner, ind);
         }
@@ -1479,6 +1533,7 @@ fn cond(c: &Cond, at: At, ind: usize) -> String {
         ),
         Cond::Var(n) => n.s.clone(),
         Cond::Any(pr) => format!("{}.iter().any({})", pr.arr.s, pred_text(pr, false, ind)),
+        Cond::Some(sp) => format!("let Some({}) = {}", sp.bind.s, sp.scrutinee()),
     }
 }
 
@@ -1594,6 +1649,7 @@ pub fn cond_size(c: &Cond) -> usize {
         Cond::Not(a) => 1 + cond_size(a),
         Cond::Var(_) => 1,
         Cond::Any(pr) => 3 + fexpr_size(&pr.rhs),
+        Cond::Some(sp) => 3 + usize::from(sp.guard.is_some()),
     }
 }
 
@@ -1671,6 +1727,7 @@ fn visit_cond(c: &mut Cond, f: &mut dyn FnMut(&mut FExpr)) {
         }
         Cond::Not(a) => visit_cond(a, f),
         Cond::Any(pr) => visit_fexpr(&mut pr.rhs, f),
+        Cond::Some(_) => {}
         Cond::I(..) | Cond::Var(_) => {}
     }
 }

@@ -148,6 +148,11 @@ pub struct Gen {
     /// the others, so that a program without one is the one its seed gave
     /// before they existed.
     out_side: Rng,
+    /// Every draw about patterns on integer data (`if let Some(m) =
+    /// n.checked_sub(1)`, `match`), apart from the others.
+    pat_side: Rng,
+    /// This program matches patterns.
+    pat_on: bool,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -176,6 +181,8 @@ pub fn program(seed: u64) -> Result<Program, String> {
         wrt_side: Rng::new(seed ^ 0x5772_7453_7472_7563),
         int_value: false,
         out_side: Rng::new(seed ^ 0x4f75_7442_7566_6572),
+        pat_side: Rng::new(seed ^ 0x5061_7474_6572_6e73),
+        pat_on: false,
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -215,6 +222,7 @@ impl Gen {
     fn program(&mut self) -> Program {
         self.guards = 0;
         self.callable = Vec::new();
+        self.pat_on = self.pat_side.chance(0.2);
         self.uses = self.draw_data_use();
         self.features = self.draw_features();
         let mut helpers = Vec::new();
@@ -294,11 +302,23 @@ impl Gen {
             .filter(|q| q.ty == PTy::F64 && !rebound.contains(&q.name.s))
             .map(|q| q.name.s.clone())
             .collect();
+        // An array parameter shadowed by a local copy (`let mut w =
+        // w.to_vec();`) is lent as `&w`.
+        let copied: Vec<String> = p.body[..at]
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::LetArr { name, .. } | Stmt::LetPush { name, .. } => Some(name.s.clone()),
+                _ => None,
+            })
+            .collect();
         let arrays: Vec<(String, bool)> = p
             .params
             .iter()
             .filter(|q| matches!(q.ty, PTy::Arr(..)) && !rebound.contains(&q.name.s))
-            .map(|q| (q.name.s.clone(), q.ty.owned_array()))
+            .map(|q| {
+                let amp = q.ty.owned_array() || copied.contains(&q.name.s);
+                (q.name.s.clone(), amp)
+            })
             .collect();
         if floats.is_empty() && arrays.is_empty() {
             return;
@@ -1096,6 +1116,11 @@ impl Gen {
     }
 
     fn stmt(&mut self) -> Vec<Stmt> {
+        if self.pat_on && self.depth < 3 && self.pat_side.chance(0.12) {
+            if let Some(s) = self.pattern_stmt() {
+                return vec![s];
+            }
+        }
         let floats: Vec<Slot> = self
             .visible(Ty::F)
             .into_iter()
@@ -1345,6 +1370,76 @@ impl Gen {
             _ => Some(vec![self.if_stmt()]),
         };
         Stmt::If { cond, then, els }
+    }
+
+    /// `if let Some(m) = n.checked_sub(1) { .. } else { .. }`, or a
+    /// `match` on it (`Some(m) if m > 1 => .., _ => ..`), on the integer
+    /// parameter or an array's length; the `then` arm reads `m as f64`.
+    fn pattern_stmt(&mut self) -> Option<Stmt> {
+        let ints: Vec<Slot> = self
+            .visible(Ty::I)
+            .into_iter()
+            .filter(|s| s.param && !s.name.contains('.'))
+            .collect();
+        let arrays: Vec<Slot> = self
+            .visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.shape != Shape::Field)
+            .collect();
+        let r = &mut self.pat_side;
+        let len = match (ints.is_empty(), arrays.is_empty()) {
+            (true, true) => return None,
+            (false, false) => r.chance(0.4),
+            (ints_empty, _) => ints_empty,
+        };
+        let of = if len {
+            r.pick(&arrays).name.clone()
+        } else {
+            r.pick(&ints).name.clone()
+        };
+        let sub = r.range(1, 2);
+        let matched = r.chance(0.45);
+        let guard = (matched && r.chance(0.5)).then(|| r.range(0, 2));
+        let with_else = matched || r.chance(0.6);
+        let bind = self.fresh_from(&["m", "rest", "prev"]);
+        let sp = SomePat {
+            bind: Name::new(&bind),
+            of: Name::new(&of),
+            len,
+            sub,
+            matched,
+            guard,
+        };
+        // `m` is never an index (`usize::MAX / 2`): it may pass the length
+        // of a helper's slice.
+        self.scopes.push(Vec::new());
+        self.declare_sized(&bind, sp.ty(), false, true, usize::MAX / 2);
+        let mut then = self.block(3);
+        let outer: Vec<Slot> = self
+            .visible(Ty::F)
+            .into_iter()
+            .filter(|s| s.assignable && s.ready && self.in_fblock == 0)
+            .collect();
+        if !outer.is_empty() && !tidy::block_diverges(&then) {
+            let target = self.pat_side.pick(&outer).name.clone();
+            let m = FExpr::Cast(IExpr::Var(Name::new(&bind)));
+            let e = self.fexpr_up_to(1);
+            then.insert(
+                0,
+                Stmt::Assign {
+                    name: Name::new(&target),
+                    op: AOp::Add,
+                    val: Val::F(FExpr::Bin(FOp::Mul, Box::new(m), Box::new(e))),
+                },
+            );
+        }
+        self.scopes.pop();
+        let els = with_else.then(|| self.block(3));
+        Some(Stmt::If {
+            cond: Cond::Some(Box::new(sp)),
+            then,
+            els,
+        })
     }
 
     fn for_stmt(&mut self) -> Stmt {
@@ -2921,7 +3016,7 @@ impl FieldReads {
             }
             Cond::Not(a) => self.cond(a),
             Cond::Any(p) => self.fexpr(&p.rhs, false),
-            Cond::I(..) | Cond::Var(_) => {}
+            Cond::I(..) | Cond::Var(_) | Cond::Some(_) => {}
         }
     }
 

@@ -725,6 +725,14 @@ fn cond_variants(c: &Cond) -> Vec<Cond> {
             }
         }
         Cond::Var(_) => {}
+        Cond::Some(sp) => {
+            if sp.guard.is_some() {
+                out.push(Cond::Some(Box::new(SomePat {
+                    guard: None,
+                    ..(**sp).clone()
+                })));
+            }
+        }
         Cond::Any(pr) => {
             for rhs in fexpr_variants(&pr.rhs) {
                 out.push(Cond::Any(Box::new(Pred {

@@ -194,7 +194,19 @@ impl Resolver {
             }
             Stmt::If { cond, then, els } => {
                 self.cond(cond)?;
-                self.stmts(then)?;
+                if let Cond::Some(sp) = cond {
+                    // `m` is seen by the `then` block (and a guard) alone.
+                    let ty = sp.ty();
+                    self.scoped(|r| -> Result<(), String> {
+                        r.declare(&mut sp.bind, ty);
+                        if sp.guard.is_some() {
+                            r.reads[sp.bind.id] += 1;
+                        }
+                        r.stmts(then)
+                    })?;
+                } else {
+                    self.stmts(then)?;
+                }
                 if let Some(e) = els {
                     self.stmts(e)?;
                 }
@@ -422,6 +434,13 @@ impl Resolver {
             Cond::Not(a) => self.cond(a),
             Cond::Var(n) => self.read(n, Ty::B),
             Cond::Any(pr) => self.pred(pr),
+            Cond::Some(sp) => {
+                if sp.len {
+                    self.read_arr(&mut sp.of)
+                } else {
+                    self.read(&mut sp.of, Ty::I)
+                }
+            }
         }
     }
 }
@@ -615,7 +634,10 @@ impl Live<'_> {
                 (before, false)
             }
             Stmt::If { cond, then, els } => {
-                let a = self.block(then, after.clone());
+                let mut a = self.block(then, after.clone());
+                if let Cond::Some(sp) = cond {
+                    a.remove(&sp.bind.id);
+                }
                 let b = match els {
                     Some(e) => self.block(e, after.clone()),
                     None => after,
@@ -886,6 +908,11 @@ impl Live<'_> {
                 live.insert(pr.arr.id);
                 self.fexpr(&mut pr.rhs, live)
             }
+            Cond::Some(sp) => {
+                let mut live = live;
+                live.insert(sp.of.id);
+                live
+            }
         }
     }
 }
@@ -1063,7 +1090,12 @@ impl Init {
             }
             Stmt::If { cond, then, els } => {
                 self.cond(cond, &st);
-                let a = self.block(then, st.clone());
+                let mut inner = st.clone();
+                if let Cond::Some(sp) = cond {
+                    inner.def.insert(sp.bind.id);
+                    inner.maybe.insert(sp.bind.id);
+                }
+                let a = self.block(then, inner);
                 let b = match els {
                     Some(e) => self.block(e, st),
                     None => Some(st),
@@ -1314,6 +1346,7 @@ impl Init {
             Cond::Not(a) => self.cond(a, st),
             Cond::Var(n) => self.need(st, n.id),
             Cond::Any(pr) => self.pred(pr, st),
+            Cond::Some(sp) => self.need(st, sp.of.id),
         }
     }
 }
@@ -1402,6 +1435,7 @@ fn set_mut_cond(c: &mut Cond, needs: &[bool]) {
         }
         Cond::Not(a) => set_mut_cond(a, needs),
         Cond::Any(pr) => set_mut_expr(&mut pr.rhs, needs),
+        Cond::Some(_) => {}
         Cond::I(..) | Cond::Var(_) => {}
     }
 }
@@ -1478,7 +1512,12 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
                 }
                 underscore_unused_loop_vars(body, info);
             }
-            Stmt::If { then, els, .. } => {
+            Stmt::If { cond, then, els } => {
+                if let Cond::Some(sp) = cond {
+                    if info.reads[sp.bind.id] == 0 {
+                        sp.bind.s = "_".into();
+                    }
+                }
                 underscore_unused_loop_vars(then, info);
                 if let Some(e) = els {
                     underscore_unused_loop_vars(e, info);
