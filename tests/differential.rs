@@ -103,8 +103,10 @@
 //! n.checked_sub(1) { .. } [else { .. }]` on the integer parameter `n` or
 //! an array's length (`w.len().checked_sub(2)`), or a `match` on it with
 //! `Some(m) if m > 1 => { .. } _ => { .. }` or `Some(m) => { .. } None =>
-//! { .. }`; the arm that binds `m` usually starts by adding `(m as f64) *
-//! e` to a float. The dual copy leaves them as they are (integers).
+//! { .. }`, or `let Some(m) = n.checked_sub(1) else { return e; };` with
+//! `m` read by what follows; the arm that binds `m` usually starts by
+//! adding `(m as f64) * e` to a float. The dual copy leaves them as they
+//! are (integers).
 //!
 //! The dual numbers implement `Sum` and `Product` as `f64` does (the same
 //! starting value and order, so values stay bit-identical), arithmetic on
@@ -831,6 +833,10 @@ fn generator_covers_the_language() {
         }),
         ("a pattern on an array's length", &|s| {
             s.contains(".len().checked_sub(")
+        }),
+        ("`let Some(m) = .. else { return .. };`", &|s| {
+            s.lines()
+                .any(|l| l.contains("let Some(") && l.ends_with(" else {"))
         }),
         ("an arm reading `m as f64`", &|s| {
             ["m as f64", "rest as f64", "prev as f64"]

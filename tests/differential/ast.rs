@@ -626,6 +626,12 @@ pub enum Stmt {
         range: Option<(usize, usize)>,
         call: FExpr,
     },
+    /// `let Some(m) = n.checked_sub(1) else { return ret; };`: `m` is seen
+    /// by the rest of the block (`pat.matched` and `pat.guard` unused).
+    LetElse {
+        pat: SomePat,
+        ret: FExpr,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -979,6 +985,17 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             writeln!(s, "{p}for {} in 0..{n} {{", idx.s).unwrap();
             writeln!(s, "{p}    {v}.push({});", fexpr(val, At::Top, ind + 1)).unwrap();
             writeln!(s, "{p}}}").unwrap();
+        }
+        Stmt::LetElse { pat, ret } => {
+            writeln!(
+                s,
+                "{p}let Some({}) = {} else {{",
+                pat.bind.s,
+                pat.scrutinee()
+            )
+            .unwrap();
+            writeln!(s, "{p}    return {};", fexpr(ret, At::Top, ind + 1)).unwrap();
+            writeln!(s, "{p}}};").unwrap();
         }
         Stmt::CallOut { name, range, call } => {
             let c = fexpr(call, At::Top, ind);
@@ -1579,6 +1596,7 @@ pub fn stmt_size(s: &Stmt) -> usize {
         Stmt::ForArr { rev, body, .. } => 2 + usize::from(*rev) + list(body),
         Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
         Stmt::CallOut { range, call, .. } => 1 + usize::from(range.is_some()) + fexpr_size(call),
+        Stmt::LetElse { ret, .. } => 3 + fexpr_size(ret),
     }
 }
 
@@ -1674,6 +1692,7 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
             }
             | Stmt::Assign { val: Val::F(e), .. }
             | Stmt::Store { val: e, .. }
+            | Stmt::LetElse { ret: e, .. }
             | Stmt::Return(e) => visit_fexpr(e, f),
             // The call itself stays a call: only its arguments are visited.
             Stmt::CallOut {

@@ -1121,6 +1121,12 @@ impl Gen {
                 return vec![s];
             }
         }
+        if self.pat_on && self.in_fblock == 0 && self.in_closure == 0 && self.pat_side.chance(0.04)
+        {
+            if let Some(s) = self.let_else() {
+                return vec![s];
+            }
+        }
         let floats: Vec<Slot> = self
             .visible(Ty::F)
             .into_iter()
@@ -1376,40 +1382,23 @@ impl Gen {
     /// `match` on it (`Some(m) if m > 1 => .., _ => ..`), on the integer
     /// parameter or an array's length; the `then` arm reads `m as f64`.
     fn pattern_stmt(&mut self) -> Option<Stmt> {
-        let ints: Vec<Slot> = self
-            .visible(Ty::I)
-            .into_iter()
-            .filter(|s| s.param && !s.name.contains('.'))
-            .collect();
-        let arrays: Vec<Slot> = self
-            .visible(Ty::A)
-            .into_iter()
-            .filter(|a| a.shape != Shape::Field)
-            .collect();
+        let Some(Stmt::If {
+            cond: Cond::Some(head),
+            ..
+        }) = self.pattern_head()
+        else {
+            return None;
+        };
         let r = &mut self.pat_side;
-        let len = match (ints.is_empty(), arrays.is_empty()) {
-            (true, true) => return None,
-            (false, false) => r.chance(0.4),
-            (ints_empty, _) => ints_empty,
-        };
-        let of = if len {
-            r.pick(&arrays).name.clone()
-        } else {
-            r.pick(&ints).name.clone()
-        };
-        let sub = r.range(1, 2);
         let matched = r.chance(0.45);
         let guard = (matched && r.chance(0.5)).then(|| r.range(0, 2));
         let with_else = matched || r.chance(0.6);
-        let bind = self.fresh_from(&["m", "rest", "prev"]);
         let sp = SomePat {
-            bind: Name::new(&bind),
-            of: Name::new(&of),
-            len,
-            sub,
             matched,
             guard,
+            ..*head
         };
+        let bind = sp.bind.s.clone();
         // `m` is never an index (`usize::MAX / 2`): it may pass the length
         // of a helper's slice.
         self.scopes.push(Vec::new());
@@ -1439,6 +1428,66 @@ impl Gen {
             cond: Cond::Some(Box::new(sp)),
             then,
             els,
+        })
+    }
+
+    /// `let Some(m) = n.checked_sub(1) else { return e; };`, `m` then
+    /// visible to the rest of the block.
+    fn let_else(&mut self) -> Option<Stmt> {
+        let Some(Stmt::If {
+            cond: Cond::Some(sp),
+            ..
+        }) = self.pattern_head()
+        else {
+            return None;
+        };
+        // The value returned is drawn before `m` exists.
+        let ret = self.fexpr_up_to(2);
+        let pat = SomePat {
+            matched: false,
+            guard: None,
+            ..*sp
+        };
+        self.declare_sized(&pat.bind.s, pat.ty(), false, true, usize::MAX / 2);
+        Some(Stmt::LetElse { pat, ret })
+    }
+
+    /// The condition of a pattern statement, in an `if` with empty blocks.
+    fn pattern_head(&mut self) -> Option<Stmt> {
+        let ints: Vec<Slot> = self
+            .visible(Ty::I)
+            .into_iter()
+            .filter(|s| s.param && !s.name.contains('.'))
+            .collect();
+        let arrays: Vec<Slot> = self
+            .visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.shape != Shape::Field)
+            .collect();
+        let r = &mut self.pat_side;
+        let len = match (ints.is_empty(), arrays.is_empty()) {
+            (true, true) => return None,
+            (false, false) => r.chance(0.4),
+            (ints_empty, _) => ints_empty,
+        };
+        let of = if len {
+            r.pick(&arrays).name.clone()
+        } else {
+            r.pick(&ints).name.clone()
+        };
+        let sub = r.range(1, 2);
+        let bind = self.fresh_from(&["m", "rest", "prev"]);
+        Some(Stmt::If {
+            cond: Cond::Some(Box::new(SomePat {
+                bind: Name::new(&bind),
+                of: Name::new(&of),
+                len,
+                sub,
+                matched: false,
+                guard: None,
+            })),
+            then: Vec::new(),
+            els: None,
         })
     }
 
@@ -3041,7 +3090,7 @@ impl FieldReads {
             | Stmt::Return(e)
             | Stmt::Store { val: e, .. }
             | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
-            Stmt::CallOut { call, .. } => self.fexpr(call, true),
+            Stmt::CallOut { call, .. } | Stmt::LetElse { ret: call, .. } => self.fexpr(call, true),
             Stmt::Let {
                 init: Some(Val::I(e)),
                 ..

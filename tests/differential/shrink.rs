@@ -317,6 +317,14 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
             }
         }
         Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::LetElse { pat, ret } => {
+            for e2 in fexpr_variants(ret) {
+                out.push(vec![Stmt::LetElse {
+                    pat: pat.clone(),
+                    ret: e2,
+                }]);
+            }
+        }
         Stmt::CallOut { name, range, call } => {
             let mk = |range: Option<(usize, usize)>, call: FExpr| {
                 vec![Stmt::CallOut {

@@ -258,6 +258,19 @@ impl Resolver {
                 }
                 self.fexpr(e)?
             }
+            Stmt::LetElse { pat, ret } => {
+                if self.closures > 0 || self.fblock_floor.is_some() {
+                    return Err("`let .. else` in an expression".into());
+                }
+                if pat.len {
+                    self.read_arr(&mut pat.of)?;
+                } else {
+                    self.read(&mut pat.of, Ty::I)?;
+                }
+                self.fexpr(ret)?;
+                let ty = pat.ty();
+                self.declare(&mut pat.bind, ty);
+            }
             Stmt::LetPush { name, idx, val, .. } => {
                 self.declare(name, Ty::A);
                 let r = self.scoped(|r| {
@@ -760,6 +773,13 @@ impl Live<'_> {
             Stmt::Break => (self.breaks.last().cloned().unwrap_or_default(), false),
             Stmt::Continue => (self.conts.last().cloned().unwrap_or_default(), false),
             Stmt::Return(e) => (self.fexpr(e, Set::new()), false),
+            Stmt::LetElse { pat, ret } => {
+                // It may return: never dropped.
+                let mut before = after;
+                before.remove(&pat.bind.id);
+                before.insert(pat.of.id);
+                (union(&before, &self.fexpr(ret, Set::new())), false)
+            }
         }
     }
 
@@ -955,6 +975,10 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                     declared_in_expr(e, out);
                 }
             }
+            Stmt::LetElse { pat, ret } => {
+                out.insert(pat.bind.id);
+                declared_in_expr(ret, out);
+            }
             Stmt::If { then, els, .. } => {
                 declared_in(then, out);
                 if let Some(e) = els {
@@ -1134,6 +1158,13 @@ impl Init {
             Stmt::Return(e) => {
                 self.fexpr(e, &st);
                 None
+            }
+            Stmt::LetElse { pat, ret } => {
+                self.need(&st, pat.of.id);
+                self.fexpr(ret, &st);
+                st.def.insert(pat.bind.id);
+                st.maybe.insert(pat.bind.id);
+                Some(st)
             }
             Stmt::LetArr { name, init, .. } => {
                 match init {
@@ -1416,7 +1447,9 @@ fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
             }
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Block(b) => set_mut(b, needs, elementwise),
-            Stmt::Assign { val: Val::F(e), .. } | Stmt::Return(e) => set_mut_expr(e, needs),
+            Stmt::Assign { val: Val::F(e), .. }
+            | Stmt::Return(e)
+            | Stmt::LetElse { ret: e, .. } => set_mut_expr(e, needs),
             _ => {}
         }
     }
@@ -1535,6 +1568,9 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
             }
             Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
                 underscore_unused_loop_vars(body, info)
+            }
+            Stmt::LetElse { pat, .. } if info.reads[pat.bind.id] == 0 => {
+                pat.bind.s = "_".into();
             }
             _ => {}
         }
