@@ -222,6 +222,9 @@ pub enum Source {
         copied: bool,
         pat: bool,
         elem: Name,
+        /// `.filter(|fv| **fv > 0.5)` after `.iter()` (`.rev()`): the
+        /// elements compared with a literal, which the dual numbers watch.
+        filter: Option<(CmpOp, String)>,
     },
     /// `a.iter().zip(b.iter())`, or `.zip(b)` (`direct`, `b` a reference).
     Zip {
@@ -386,6 +389,8 @@ pub enum Walk {
     Indices,
     /// `for wi in w.iter()`: `wi` is a `&f64`.
     Iter,
+    /// `for wi in w.iter().filter(|fv| **fv < 0.5)`.
+    Filter(CmpOp, &'static str),
     /// `for &wi in w` (`&w` when `w` is not a reference), or in `w.iter()`.
     RefPat { iter: bool },
     /// `for (i, wi) in w.iter().enumerate()`.
@@ -1069,11 +1074,22 @@ fn arr_init(init: &ArrInit, ind: usize) -> String {
 fn source_text(src: &Source) -> String {
     match src {
         Source::Iter {
-            arr, rev, copied, ..
+            arr,
+            rev,
+            copied,
+            filter,
+            ..
         } => {
             let rev = if *rev { ".rev()" } else { "" };
             let copied = if *copied { ".copied()" } else { "" };
-            format!("{}.iter(){rev}{copied}", arr.s)
+            // Just before the `map`, as the macro wants it: after `.copied()`,
+            // whose items are `f64`s.
+            let stars = if copied.is_empty() { "**" } else { "*" };
+            let filter = match filter {
+                Some((op, lit)) => format!(".filter(|fv| {stars}fv {} {lit})", op.text()),
+                None => String::new(),
+            };
+            format!("{}.iter(){rev}{copied}{filter}", arr.s)
         }
         Source::Zip { a, b, direct, .. } => {
             if *direct {
@@ -1184,6 +1200,13 @@ fn walk_text(walk: Walk, idx: &Name, elem: &Name, arr: &Name, amp: bool, rev: bo
         Walk::Indices if rev.is_empty() => format!("{} in 0..{w}.len()", idx.s),
         Walk::Indices => format!("{} in (0..{w}.len()).rev()", idx.s),
         Walk::Iter => format!("{} in {w}.iter(){rev}", elem.s),
+        // `for _ in w.iter().filter(..)` is refused by the macro: an unused
+        // element is `_fv`.
+        Walk::Filter(op, lit) => format!(
+            "{} in {w}.iter(){rev}.filter(|fv| **fv {} {lit})",
+            if elem.s == "_" { "_fv" } else { &elem.s },
+            op.text()
+        ),
         Walk::RefPat { iter } => {
             let pat = if elem.s == "_" {
                 "_".to_string()

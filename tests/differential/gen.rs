@@ -153,6 +153,10 @@ pub struct Gen {
     pat_side: Rng,
     /// This program matches patterns.
     pat_on: bool,
+    /// Every draw about `filter` in reductions, apart from the others.
+    filt_side: Rng,
+    /// This program filters what it sums.
+    filt_on: bool,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -183,6 +187,8 @@ pub fn program(seed: u64) -> Result<Program, String> {
         out_side: Rng::new(seed ^ 0x4f75_7442_7566_6572),
         pat_side: Rng::new(seed ^ 0x5061_7474_6572_6e73),
         pat_on: false,
+        filt_side: Rng::new(seed ^ 0x4669_6c74_6572_5f73),
+        filt_on: false,
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -223,6 +229,7 @@ impl Gen {
         self.guards = 0;
         self.callable = Vec::new();
         self.pat_on = self.pat_side.chance(0.2);
+        self.filt_on = self.filt_side.chance(0.7);
         self.uses = self.draw_data_use();
         self.features = self.draw_features();
         let mut helpers = Vec::new();
@@ -2424,6 +2431,13 @@ impl Gen {
             _ => Walk::Enumerate,
         };
         let rev = !matches!(walk, Walk::RefPat { iter: false }) && self.rng.chance(0.15);
+        let f = &mut self.filt_side;
+        let walk = if walk == Walk::Iter && self.filt_on && f.chance(0.7) {
+            let op = *f.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]);
+            Walk::Filter(op, LITERALS[f.below(LITERALS.len())])
+        } else {
+            walk
+        };
         let has_idx = matches!(walk, Walk::Upto(_) | Walk::Indices | Walk::Enumerate);
         let has_elem = !matches!(walk, Walk::Upto(_) | Walk::Indices);
         let bound = match walk {
@@ -2548,8 +2562,15 @@ impl Gen {
         ];
         match self.rng.weighted(&w) {
             0 => {
-                let src = self.source();
+                let mut src = self.source();
                 let prod = self.rng.chance(0.2);
+                if let Source::Iter { filter, .. } = &mut src {
+                    let f = &mut self.filt_side;
+                    if !prod && self.filt_on && f.chance(0.8) {
+                        let op = *f.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]);
+                        *filter = Some((op, f.pick(LITERALS).to_string()));
+                    }
+                }
                 let body = self.closure(&src, None);
                 FExpr::Reduce(Box::new(src), Box::new(Reduce::Map { prod, body }))
             }
@@ -2647,6 +2668,7 @@ impl Gen {
                     copied,
                     pat: !copied && self.rng.chance(0.3),
                     elem: fresh(self),
+                    filter: None,
                 }
             }
             1 => {

@@ -645,8 +645,15 @@ fn fexpr_variants(e: &FExpr) -> Vec<FExpr> {
 fn reduce_variants(src: &Source, r: &Reduce) -> Vec<FExpr> {
     let mut out = Vec::new();
     let mk = |r: Reduce| FExpr::Reduce(Box::new(src.clone()), Box::new(r));
-    if let Source::Iter { arr, .. } = src {
+    if let Source::Iter { arr, filter, .. } = src {
         out.push(FExpr::Sum(arr.clone()));
+        if filter.is_some() {
+            let mut plain = src.clone();
+            if let Source::Iter { filter, .. } = &mut plain {
+                *filter = None;
+            }
+            out.push(FExpr::Reduce(Box::new(plain), Box::new(r.clone())));
+        }
     }
     match r {
         Reduce::Map { prod: true, body } => out.push(mk(Reduce::Map {
