@@ -2210,6 +2210,13 @@ fn signature_of(h: &Program) -> HelperSig {
     }
 }
 
+/// Whether sums filter what they map (`w.iter().filter(..).map(|v| ..)
+/// .sum::<f64>()`, `GRADMACRO_DIFFTEST_FILTER_SUMS=1`): the macro refuses
+/// a closure after the filter that dereferences its `&f64` (`*v`, `|&v|`).
+fn filter_sums() -> bool {
+    std::env::var("GRADMACRO_DIFFTEST_FILTER_SUMS").is_ok_and(|v| v == "1")
+}
+
 /// Whether the arrays of structs are walked and copied like local arrays
 /// (`GRADMACRO_DIFFTEST_FIELD_WALKS=1`), which the macro does not support
 /// yet.
@@ -2566,7 +2573,7 @@ impl Gen {
                 let prod = self.rng.chance(0.2);
                 if let Source::Iter { filter, .. } = &mut src {
                     let f = &mut self.filt_side;
-                    if !prod && self.filt_on && f.chance(0.8) {
+                    if !prod && self.filt_on && f.chance(0.8) && filter_sums() {
                         let op = *f.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]);
                         *filter = Some((op, f.pick(LITERALS).to_string()));
                     }
