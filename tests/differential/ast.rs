@@ -98,6 +98,9 @@ pub enum PTy {
     Arr(ArrTy, usize),
     /// The settings struct: `Cfg` by value when `true`, else `&Cfg`.
     Cfg(bool),
+    /// `out: &mut [f64]`, the output buffer of a helper that returns
+    /// nothing (at least `n` long).
+    Out(usize),
 }
 
 impl PTy {
@@ -106,7 +109,7 @@ impl PTy {
             PTy::F64 => Ty::F,
             PTy::Usize | PTy::I32 => Ty::I,
             PTy::Bool => Ty::B,
-            PTy::Arr(..) => Ty::A,
+            PTy::Arr(..) | PTy::Out(_) => Ty::A,
             PTy::Cfg(_) => Ty::D,
         }
     }
@@ -122,6 +125,7 @@ impl PTy {
             PTy::Arr(ArrTy::ArrayRef, n) => format!("&[f64; {n}]"),
             PTy::Cfg(true) => "Cfg".into(),
             PTy::Cfg(false) => "&Cfg".into(),
+            PTy::Out(_) => "&mut [f64]".into(),
         }
     }
     /// A float or an array of floats: what can have a gradient.
@@ -218,6 +222,9 @@ pub enum Source {
         copied: bool,
         pat: bool,
         elem: Name,
+        /// `.filter(|fv| **fv > 0.5)` after `.iter()` (`.rev()`): the
+        /// elements compared with a literal, which the dual numbers watch.
+        filter: Option<(CmpOp, String)>,
     },
     /// `a.iter().zip(b.iter())`, or `.zip(b)` (`direct`, `b` a reference).
     Zip {
@@ -382,6 +389,8 @@ pub enum Walk {
     Indices,
     /// `for wi in w.iter()`: `wi` is a `&f64`.
     Iter,
+    /// `for wi in w.iter().filter(|fv| **fv < 0.5)`.
+    Filter(CmpOp, &'static str),
     /// `for &wi in w` (`&w` when `w` is not a reference), or in `w.iter()`.
     RefPat { iter: bool },
     /// `for (i, wi) in w.iter().enumerate()`.
@@ -475,6 +484,40 @@ pub enum Cond {
     Var(Name),
     /// `w.iter().any(|v| *v > e)`.
     Any(Box<Pred>),
+    /// `let Some(m) = n.checked_sub(1)`, the condition of an `if let` (or
+    /// of a `match`): only ever the whole condition of an `if`, whose
+    /// `then` block sees `m`.
+    Some(Box<SomePat>),
+}
+
+/// `Some(m)` matched against `of.checked_sub(sub)` (`of.len()` when `len`):
+/// `m` an integer of `of`'s type, or a `usize` below the array's length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SomePat {
+    /// Printed `_` when unread.
+    pub bind: Name,
+    pub of: Name,
+    pub len: bool,
+    pub sub: i64,
+    /// Printed as `match of.checked_sub(sub) { Some(m) [if m > guard] =>
+    /// then, None | _ => els }`.
+    pub matched: bool,
+    pub guard: Option<i64>,
+}
+
+impl SomePat {
+    /// The type of what it binds.
+    pub fn ty(&self) -> Ty {
+        if self.len {
+            Ty::U
+        } else {
+            Ty::I
+        }
+    }
+    pub fn scrutinee(&self) -> String {
+        let len = if self.len { ".len()" } else { "" };
+        format!("{}{len}.checked_sub({})", self.of.s, self.sub)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -580,6 +623,20 @@ pub enum Stmt {
         idx: Name,
         val: FExpr,
     },
+    /// `h1(x, &w, &mut buf);` or `h1(x, &w, &mut buf[lo..hi]);`: `call`
+    /// (an `Apply`) with the buffer `name` appended, which the helper reads
+    /// and writes.
+    CallOut {
+        name: Name,
+        range: Option<(usize, usize)>,
+        call: FExpr,
+    },
+    /// `let Some(m) = n.checked_sub(1) else { return ret; };`: `m` is seen
+    /// by the rest of the block (`pat.matched` and `pat.guard` unused).
+    LetElse {
+        pat: SomePat,
+        ret: FExpr,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -682,7 +739,12 @@ impl Program {
             let me = if self.data.copy { "self" } else { "&self" };
             params.insert(0, me.to_string());
         }
-        writeln!(s, "fn {}({}) -> f64 {{", self.name, params.join(", ")).unwrap();
+        let ret = if self.params.iter().any(|p| matches!(p.ty, PTy::Out(_))) {
+            ""
+        } else {
+            " -> f64"
+        };
+        writeln!(s, "fn {}({}){ret} {{", self.name, params.join(", ")).unwrap();
         stmts(&mut s, &self.body, 1);
         if let Some(t) = &self.tail {
             writeln!(s, "    {}", fexpr(t, At::Top, 1)).unwrap();
@@ -929,6 +991,27 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             writeln!(s, "{p}    {v}.push({});", fexpr(val, At::Top, ind + 1)).unwrap();
             writeln!(s, "{p}}}").unwrap();
         }
+        Stmt::LetElse { pat, ret } => {
+            writeln!(
+                s,
+                "{p}let Some({}) = {} else {{",
+                pat.bind.s,
+                pat.scrutinee()
+            )
+            .unwrap();
+            writeln!(s, "{p}    return {};", fexpr(ret, At::Top, ind + 1)).unwrap();
+            writeln!(s, "{p}}};").unwrap();
+        }
+        Stmt::CallOut { name, range, call } => {
+            let c = fexpr(call, At::Top, ind);
+            let c = c.strip_suffix(')').unwrap_or(&c);
+            let sep = if c.ends_with('(') { "" } else { ", " };
+            let r = match range {
+                Some((lo, hi)) => format!("[{lo}..{hi}]"),
+                None => String::new(),
+            };
+            writeln!(s, "{p}{c}{sep}&mut {}{r});", name.s).unwrap();
+        }
     }
 }
 
@@ -991,11 +1074,22 @@ fn arr_init(init: &ArrInit, ind: usize) -> String {
 fn source_text(src: &Source) -> String {
     match src {
         Source::Iter {
-            arr, rev, copied, ..
+            arr,
+            rev,
+            copied,
+            filter,
+            ..
         } => {
             let rev = if *rev { ".rev()" } else { "" };
             let copied = if *copied { ".copied()" } else { "" };
-            format!("{}.iter(){rev}{copied}", arr.s)
+            // Just before the `map`, as the macro wants it: after `.copied()`,
+            // whose items are `f64`s.
+            let stars = if copied.is_empty() { "**" } else { "*" };
+            let filter = match filter {
+                Some((op, lit)) => format!(".filter(|fv| {stars}fv {} {lit})", op.text()),
+                None => String::new(),
+            };
+            format!("{}.iter(){rev}{copied}{filter}", arr.s)
         }
         Source::Zip { a, b, direct, .. } => {
             if *direct {
@@ -1106,6 +1200,13 @@ fn walk_text(walk: Walk, idx: &Name, elem: &Name, arr: &Name, amp: bool, rev: bo
         Walk::Indices if rev.is_empty() => format!("{} in 0..{w}.len()", idx.s),
         Walk::Indices => format!("{} in (0..{w}.len()).rev()", idx.s),
         Walk::Iter => format!("{} in {w}.iter(){rev}", elem.s),
+        // `for _ in w.iter().filter(..)` is refused by the macro: an unused
+        // element is `_fv`.
+        Walk::Filter(op, lit) => format!(
+            "{} in {w}.iter(){rev}.filter(|fv| **fv {} {lit})",
+            if elem.s == "_" { "_fv" } else { &elem.s },
+            op.text()
+        ),
         Walk::RefPat { iter } => {
             let pat = if elem.s == "_" {
                 "_".to_string()
@@ -1127,11 +1228,31 @@ fn if_chain(s: &mut String, st: &Stmt, ind: usize) {
     let Stmt::If { cond: c, then, els } = st else {
         unreachable!()
     };
+    if let Cond::Some(sp) = c {
+        if sp.matched {
+            let p = pad(ind + 1);
+            writeln!(s, "match {} {{", sp.scrutinee()).unwrap();
+            match sp.guard {
+                Some(g) => write!(s, "{p}Some({}) if {} > {g} => ", sp.bind.s, sp.bind.s),
+                None => write!(s, "{p}Some({}) => ", sp.bind.s),
+            }
+            .unwrap();
+            block(s, then, ind + 1);
+            s.push('\n');
+            let other = if sp.guard.is_some() { "_" } else { "None" };
+            write!(s, "{p}{other} => ").unwrap();
+            block(s, els.as_deref().unwrap_or(&[]), ind + 1);
+            s.push('\n');
+            s.push_str(&pad(ind));
+            s.push('}');
+            return;
+        }
+    }
     write!(s, "if {} ", cond(c, At::Top, ind)).unwrap();
     block(s, then, ind);
     match els.as_deref() {
         None => {}
-        Some([inner @ Stmt::If { .. }]) => {
+        Some([inner @ Stmt::If { cond: c, .. }]) if !matches!(c, Cond::Some(sp) if sp.matched) => {
             s.push_str(" else ");
             if_chain(s, inner, ind);
         }
@@ -1452,6 +1573,7 @@ fn cond(c: &Cond, at: At, ind: usize) -> String {
         ),
         Cond::Var(n) => n.s.clone(),
         Cond::Any(pr) => format!("{}.iter().any({})", pr.arr.s, pred_text(pr, false, ind)),
+        Cond::Some(sp) => format!("let Some({}) = {}", sp.bind.s, sp.scrutinee()),
     }
 }
 
@@ -1496,6 +1618,8 @@ pub fn stmt_size(s: &Stmt) -> usize {
         }
         Stmt::ForArr { rev, body, .. } => 2 + usize::from(*rev) + list(body),
         Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
+        Stmt::CallOut { range, call, .. } => 1 + usize::from(range.is_some()) + fexpr_size(call),
+        Stmt::LetElse { ret, .. } => 3 + fexpr_size(ret),
     }
 }
 
@@ -1566,6 +1690,7 @@ pub fn cond_size(c: &Cond) -> usize {
         Cond::Not(a) => 1 + cond_size(a),
         Cond::Var(_) => 1,
         Cond::Any(pr) => 3 + fexpr_size(&pr.rhs),
+        Cond::Some(sp) => 3 + usize::from(sp.guard.is_some()),
     }
 }
 
@@ -1590,7 +1715,19 @@ fn visit_stmts(list: &mut [Stmt], f: &mut dyn FnMut(&mut FExpr)) {
             }
             | Stmt::Assign { val: Val::F(e), .. }
             | Stmt::Store { val: e, .. }
+            | Stmt::LetElse { ret: e, .. }
             | Stmt::Return(e) => visit_fexpr(e, f),
+            // The call itself stays a call: only its arguments are visited.
+            Stmt::CallOut {
+                call: FExpr::Apply(_, args),
+                ..
+            } => {
+                for a in args {
+                    if let Arg::F(e) = a {
+                        visit_fexpr(e, f);
+                    }
+                }
+            }
             Stmt::LetArr {
                 init: ArrInit::List { elems, .. },
                 ..
@@ -1632,6 +1769,7 @@ fn visit_cond(c: &mut Cond, f: &mut dyn FnMut(&mut FExpr)) {
         }
         Cond::Not(a) => visit_cond(a, f),
         Cond::Any(pr) => visit_fexpr(&mut pr.rhs, f),
+        Cond::Some(_) => {}
         Cond::I(..) | Cond::Var(_) => {}
     }
 }

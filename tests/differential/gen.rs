@@ -144,6 +144,19 @@ pub struct Gen {
     /// fields of a differentiated struct are not read there (the macro
     /// would take such a field for a float).
     int_value: bool,
+    /// Every draw about helpers writing into an output buffer, apart from
+    /// the others, so that a program without one is the one its seed gave
+    /// before they existed.
+    out_side: Rng,
+    /// Every draw about patterns on integer data (`if let Some(m) =
+    /// n.checked_sub(1)`, `match`), apart from the others.
+    pat_side: Rng,
+    /// This program matches patterns.
+    pat_on: bool,
+    /// Every draw about `filter` in reductions, apart from the others.
+    filt_side: Rng,
+    /// This program filters what it sums.
+    filt_on: bool,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -171,6 +184,11 @@ pub fn program(seed: u64) -> Result<Program, String> {
         uses: DataUse::default(),
         wrt_side: Rng::new(seed ^ 0x5772_7453_7472_7563),
         int_value: false,
+        out_side: Rng::new(seed ^ 0x4f75_7442_7566_6572),
+        pat_side: Rng::new(seed ^ 0x5061_7474_6572_6e73),
+        pat_on: false,
+        filt_side: Rng::new(seed ^ 0x4669_6c74_6572_5f73),
+        filt_on: false,
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -210,6 +228,8 @@ impl Gen {
     fn program(&mut self) -> Program {
         self.guards = 0;
         self.callable = Vec::new();
+        self.pat_on = self.pat_side.chance(0.2);
+        self.filt_on = self.filt_side.chance(0.7);
         self.uses = self.draw_data_use();
         self.features = self.draw_features();
         let mut helpers = Vec::new();
@@ -243,7 +263,7 @@ impl Gen {
         for h in &mut helpers {
             h.data = self.uses.data;
         }
-        Program {
+        let mut p = Program {
             helpers,
             name: "f".into(),
             wrt,
@@ -252,6 +272,269 @@ impl Gen {
             params,
             body,
             tail,
+        };
+        // Drawn from `out_side` alone (the main generator swapped out).
+        std::mem::swap(&mut self.rng, &mut self.out_side);
+        self.out_buffer_calls(&mut p);
+        std::mem::swap(&mut self.rng, &mut self.out_side);
+        p
+    }
+
+    /// About one program in seven also calls a helper writing into an
+    /// output buffer, `h1(x, &w, &mut ob[1..4]);`, once or twice, on a
+    /// local buffer `ob` the value then reads.
+    fn out_buffer_calls(&mut self, p: &mut Program) {
+        if !self.rng.chance(0.15) {
+            return;
+        }
+        // Where to call it: at the top level, before the tail or the
+        // final `return`, after no `let` that makes an integer of a float
+        // parameter.
+        let end = match (&p.tail, p.body.last()) {
+            (Some(_), _) => p.body.len(),
+            (None, Some(Stmt::Return(_))) => p.body.len() - 1,
+            _ => return,
+        };
+        let at = self.rng.below(end + 1);
+        let rebound: Vec<String> = p.body[..at]
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Let { name, ty, .. } if *ty != Ty::F => Some(name.s.clone()),
+                _ => None,
+            })
+            .collect();
+        let floats: Vec<String> = p
+            .params
+            .iter()
+            .filter(|q| q.ty == PTy::F64 && !rebound.contains(&q.name.s))
+            .map(|q| q.name.s.clone())
+            .collect();
+        // An array parameter shadowed by a local copy (`let mut w =
+        // w.to_vec();`) is lent as `&w`.
+        let copied: Vec<String> = p.body[..at]
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::LetArr { name, .. } | Stmt::LetPush { name, .. } => Some(name.s.clone()),
+                _ => None,
+            })
+            .collect();
+        let arrays: Vec<(String, bool)> = p
+            .params
+            .iter()
+            .filter(|q| matches!(q.ty, PTy::Arr(..)) && !rebound.contains(&q.name.s))
+            .map(|q| {
+                let amp = q.ty.owned_array() || copied.contains(&q.name.s);
+                (q.name.s.clone(), amp)
+            })
+            .collect();
+        if floats.is_empty() && arrays.is_empty() {
+            return;
+        }
+        let h = self.out_helper(!arrays.is_empty());
+        let kinds: Vec<Ty> = h
+            .params
+            .iter()
+            .filter(|q| !matches!(q.ty, PTy::Out(_)))
+            .map(|q| q.ty.ty())
+            .collect();
+        // The buffer.
+        let len = self.rng.range(MIN_LEN as i64, 5) as usize;
+        let vec = self.rng.chance(0.6);
+        let init = if self.rng.chance(0.5) {
+            ArrInit::Zeros { vec, len, of: None }
+        } else {
+            let elems = (0..len).map(|_| self.out_arg(&floats)).collect();
+            ArrInit::List { vec, elems }
+        };
+        let buf = Name::new("ob");
+        let mut stmts = vec![Stmt::LetArr {
+            name: buf.clone(),
+            mutable: true,
+            annot: false,
+            init,
+        }];
+        let calls = 1 + usize::from(self.rng.chance(0.3));
+        for _ in 0..calls {
+            let args = kinds
+                .iter()
+                .map(|k| match k {
+                    Ty::A => {
+                        let (a, amp) = self.rng.pick(&arrays).clone();
+                        Arg::A(Name::new(&a), amp)
+                    }
+                    _ => Arg::F(self.out_arg(&floats)),
+                })
+                .collect();
+            let range = if len > MIN_LEN && self.rng.chance(0.5) {
+                let lo = self.rng.below(len - MIN_LEN + 1);
+                let hi = self.rng.range((lo + MIN_LEN) as i64, len as i64) as usize;
+                Some((lo, hi))
+            } else {
+                None
+            };
+            stmts.push(Stmt::CallOut {
+                name: buf.clone(),
+                range,
+                call: FExpr::Apply(h.name.clone(), args),
+            });
+        }
+        let read = if self.rng.chance(0.5) {
+            FExpr::Sum(buf.clone())
+        } else {
+            FExpr::Index(buf.clone(), IExpr::Lit(self.rng.below(len) as i64))
+        };
+        let op = *self.rng.pick(&[FOp::Add, FOp::Sub, FOp::Mul]);
+        let with = |e: FExpr| FExpr::Bin(op, Box::new(e), Box::new(read.clone()));
+        match &mut p.tail {
+            Some(t) => *t = with(t.clone()),
+            None => {
+                if let Some(Stmt::Return(e)) = p.body.last_mut() {
+                    *e = with(e.clone());
+                }
+            }
+        }
+        p.body.splice(at..at, stmts);
+        p.helpers.push(h);
+    }
+
+    /// An argument of an output helper's call in `f`: a float parameter,
+    /// scaled or through a function, or a literal.
+    fn out_arg(&mut self, floats: &[String]) -> FExpr {
+        if floats.is_empty() || self.rng.chance(0.2) {
+            return FExpr::Lit(self.lit());
+        }
+        let v = FExpr::Var(Name::new(&self.rng.pick(floats).clone()));
+        match self.rng.below(3) {
+            0 => v,
+            1 => FExpr::Bin(FOp::Mul, Box::new(v), Box::new(FExpr::Lit(self.lit()))),
+            _ => FExpr::Call(*self.rng.pick(&[Fun::Sin, Fun::Tanh]), false, vec![v]),
+        }
+    }
+
+    /// `h1(x[, y][, w: &[f64]], out: &mut [f64])`, returning nothing:
+    /// every element of `out` updated from itself in a loop over its
+    /// indices, and now and then its first two elements mixed.
+    fn out_helper(&mut self, with_array: bool) -> Program {
+        self.reset();
+        let mut params = vec![float_param("x")];
+        if self.rng.chance(0.4) {
+            params.push(float_param("y"));
+        }
+        if with_array && self.rng.chance(0.6) {
+            params.push(Param {
+                name: Name::new("w"),
+                ty: PTy::Arr(ArrTy::Slice, MIN_LEN),
+                mutable: false,
+            });
+        }
+        let out = Name::new("out");
+        params.push(Param {
+            name: out.clone(),
+            ty: PTy::Out(MIN_LEN),
+            mutable: false,
+        });
+        let callable = std::mem::take(&mut self.callable);
+        let borrowed = std::mem::take(&mut self.borrowed);
+        for q in &params {
+            if matches!(q.ty, PTy::Out(_)) {
+                continue;
+            }
+            self.scopes[0].push(Slot {
+                name: q.name.s.clone(),
+                ty: q.ty.ty(),
+                assignable: false,
+                ready: true,
+                loop_var: false,
+                param: true,
+                len: if q.ty == PTy::F64 { 0 } else { MIN_LEN },
+                amp: false,
+                shape: match q.ty {
+                    PTy::Arr(kind, _) => Shape::Param(kind),
+                    _ => Shape::NotArray,
+                },
+                closure: false,
+            });
+        }
+        self.budget = 2;
+        self.scopes.push(Vec::new());
+        let mut body = Vec::new();
+        if self.rng.chance(0.3) {
+            let init = self.fexpr(1);
+            self.declare("t", Ty::F, false, true);
+            body.push(Stmt::Let {
+                name: Name::new("t"),
+                ty: Ty::F,
+                annot: false,
+                mutable: false,
+                init: Some(Val::F(init)),
+            });
+        }
+        // `for i in 0..out.len()`: `i` may pass any array's length, so it
+        // indexes `out` alone (others by `(i + 1) % n`).
+        self.scopes.push(Vec::new());
+        self.declare_sized("i", Ty::U, false, true, usize::MAX / 2);
+        let me = FExpr::Index(out.clone(), IExpr::Var(Name::new("i")));
+        let f1 = self.factor();
+        let f2 = self.fexpr(1);
+        let val = match self.rng.below(3) {
+            0 => FExpr::Bin(
+                FOp::Add,
+                Box::new(FExpr::Bin(FOp::Mul, Box::new(me), Box::new(f1))),
+                Box::new(f2),
+            ),
+            1 => self.through_fun(me, f2),
+            _ => FExpr::Bin(
+                FOp::Add,
+                Box::new(FExpr::Bin(FOp::Mul, Box::new(me), Box::new(f1))),
+                Box::new(FExpr::Var(Name::new("x"))),
+            ),
+        };
+        let op = if self.rng.chance(0.2) {
+            AOp::Add
+        } else {
+            AOp::Set
+        };
+        let store = Stmt::Store {
+            name: out.clone(),
+            index: IExpr::Var(Name::new("i")),
+            op,
+            val,
+        };
+        self.scopes.pop();
+        body.push(Stmt::ForArr {
+            walk: Walk::Indices,
+            idx: Name::new("i"),
+            elem: Name::new("_"),
+            arr: out.clone(),
+            amp: false,
+            rev: self.rng.chance(0.2),
+            body: vec![store],
+        });
+        if self.rng.chance(0.4) {
+            // An element written from another one: `out[1] += out[0] * e`.
+            let k = self.rng.below(MIN_LEN) as i64;
+            let other = FExpr::Index(out.clone(), IExpr::Lit(1 - k));
+            let e = self.fexpr(1);
+            body.push(Stmt::Store {
+                name: out.clone(),
+                index: IExpr::Lit(k),
+                op: AOp::Add,
+                val: FExpr::Bin(FOp::Mul, Box::new(other), Box::new(e)),
+            });
+        }
+        self.scopes.pop();
+        self.reset();
+        self.callable = callable;
+        self.borrowed = borrowed;
+        Program {
+            helpers: Vec::new(),
+            name: "h1".into(),
+            wrt: None,
+            receiver: None,
+            data: self.uses.data,
+            params,
+            body,
+            tail: None,
         }
     }
 
@@ -840,6 +1123,17 @@ impl Gen {
     }
 
     fn stmt(&mut self) -> Vec<Stmt> {
+        if self.pat_on && self.depth < 3 && self.pat_side.chance(0.12) {
+            if let Some(s) = self.pattern_stmt() {
+                return vec![s];
+            }
+        }
+        if self.pat_on && self.in_fblock == 0 && self.in_closure == 0 && self.pat_side.chance(0.04)
+        {
+            if let Some(s) = self.let_else() {
+                return vec![s];
+            }
+        }
         let floats: Vec<Slot> = self
             .visible(Ty::F)
             .into_iter()
@@ -1089,6 +1383,119 @@ impl Gen {
             _ => Some(vec![self.if_stmt()]),
         };
         Stmt::If { cond, then, els }
+    }
+
+    /// `if let Some(m) = n.checked_sub(1) { .. } else { .. }`, or a
+    /// `match` on it (`Some(m) if m > 1 => .., _ => ..`), on the integer
+    /// parameter or an array's length; the `then` arm reads `m as f64`.
+    fn pattern_stmt(&mut self) -> Option<Stmt> {
+        let Some(Stmt::If {
+            cond: Cond::Some(head),
+            ..
+        }) = self.pattern_head()
+        else {
+            return None;
+        };
+        let r = &mut self.pat_side;
+        let matched = r.chance(0.45);
+        let guard = (matched && r.chance(0.5)).then(|| r.range(0, 2));
+        let with_else = matched || r.chance(0.6);
+        let sp = SomePat {
+            matched,
+            guard,
+            ..*head
+        };
+        let bind = sp.bind.s.clone();
+        // `m` is never an index (`usize::MAX / 2`): it may pass the length
+        // of a helper's slice.
+        self.scopes.push(Vec::new());
+        self.declare_sized(&bind, sp.ty(), false, true, usize::MAX / 2);
+        let mut then = self.block(3);
+        let outer: Vec<Slot> = self
+            .visible(Ty::F)
+            .into_iter()
+            .filter(|s| s.assignable && s.ready && self.in_fblock == 0)
+            .collect();
+        if !outer.is_empty() && !tidy::block_diverges(&then) {
+            let target = self.pat_side.pick(&outer).name.clone();
+            let m = FExpr::Cast(IExpr::Var(Name::new(&bind)));
+            let e = self.fexpr_up_to(1);
+            then.insert(
+                0,
+                Stmt::Assign {
+                    name: Name::new(&target),
+                    op: AOp::Add,
+                    val: Val::F(FExpr::Bin(FOp::Mul, Box::new(m), Box::new(e))),
+                },
+            );
+        }
+        self.scopes.pop();
+        let els = with_else.then(|| self.block(3));
+        Some(Stmt::If {
+            cond: Cond::Some(Box::new(sp)),
+            then,
+            els,
+        })
+    }
+
+    /// `let Some(m) = n.checked_sub(1) else { return e; };`, `m` then
+    /// visible to the rest of the block.
+    fn let_else(&mut self) -> Option<Stmt> {
+        let Some(Stmt::If {
+            cond: Cond::Some(sp),
+            ..
+        }) = self.pattern_head()
+        else {
+            return None;
+        };
+        // The value returned is drawn before `m` exists.
+        let ret = self.fexpr_up_to(2);
+        let pat = SomePat {
+            matched: false,
+            guard: None,
+            ..*sp
+        };
+        self.declare_sized(&pat.bind.s, pat.ty(), false, true, usize::MAX / 2);
+        Some(Stmt::LetElse { pat, ret })
+    }
+
+    /// The condition of a pattern statement, in an `if` with empty blocks.
+    fn pattern_head(&mut self) -> Option<Stmt> {
+        let ints: Vec<Slot> = self
+            .visible(Ty::I)
+            .into_iter()
+            .filter(|s| s.param && !s.name.contains('.'))
+            .collect();
+        let arrays: Vec<Slot> = self
+            .visible(Ty::A)
+            .into_iter()
+            .filter(|a| a.shape != Shape::Field)
+            .collect();
+        let r = &mut self.pat_side;
+        let len = match (ints.is_empty(), arrays.is_empty()) {
+            (true, true) => return None,
+            (false, false) => r.chance(0.4),
+            (ints_empty, _) => ints_empty,
+        };
+        let of = if len {
+            r.pick(&arrays).name.clone()
+        } else {
+            r.pick(&ints).name.clone()
+        };
+        let sub = r.range(1, 2);
+        let bind = self.fresh_from(&["m", "rest", "prev"]);
+        Some(Stmt::If {
+            cond: Cond::Some(Box::new(SomePat {
+                bind: Name::new(&bind),
+                of: Name::new(&of),
+                len,
+                sub,
+                matched: false,
+                guard: None,
+            })),
+            then: Vec::new(),
+            els: None,
+        })
     }
 
     fn for_stmt(&mut self) -> Stmt {
@@ -1803,6 +2210,13 @@ fn signature_of(h: &Program) -> HelperSig {
     }
 }
 
+/// Whether sums filter what they map (`w.iter().filter(..).map(|v| ..)
+/// .sum::<f64>()`, `GRADMACRO_DIFFTEST_FILTER_SUMS=1`): the macro refuses
+/// a closure after the filter that dereferences its `&f64` (`*v`, `|&v|`).
+fn filter_sums() -> bool {
+    std::env::var("GRADMACRO_DIFFTEST_FILTER_SUMS").is_ok_and(|v| v == "1")
+}
+
 /// Whether the arrays of structs are walked and copied like local arrays
 /// (`GRADMACRO_DIFFTEST_FIELD_WALKS=1`), which the macro does not support
 /// yet.
@@ -2024,6 +2438,13 @@ impl Gen {
             _ => Walk::Enumerate,
         };
         let rev = !matches!(walk, Walk::RefPat { iter: false }) && self.rng.chance(0.15);
+        let f = &mut self.filt_side;
+        let walk = if walk == Walk::Iter && self.filt_on && f.chance(0.7) {
+            let op = *f.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]);
+            Walk::Filter(op, LITERALS[f.below(LITERALS.len())])
+        } else {
+            walk
+        };
         let has_idx = matches!(walk, Walk::Upto(_) | Walk::Indices | Walk::Enumerate);
         let has_elem = !matches!(walk, Walk::Upto(_) | Walk::Indices);
         let bound = match walk {
@@ -2148,8 +2569,15 @@ impl Gen {
         ];
         match self.rng.weighted(&w) {
             0 => {
-                let src = self.source();
+                let mut src = self.source();
                 let prod = self.rng.chance(0.2);
+                if let Source::Iter { filter, .. } = &mut src {
+                    let f = &mut self.filt_side;
+                    if !prod && self.filt_on && f.chance(0.8) && filter_sums() {
+                        let op = *f.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge]);
+                        *filter = Some((op, f.pick(LITERALS).to_string()));
+                    }
+                }
                 let body = self.closure(&src, None);
                 FExpr::Reduce(Box::new(src), Box::new(Reduce::Map { prod, body }))
             }
@@ -2247,6 +2675,7 @@ impl Gen {
                     copied,
                     pat: !copied && self.rng.chance(0.3),
                     elem: fresh(self),
+                    filter: None,
                 }
             }
             1 => {
@@ -2665,7 +3094,7 @@ impl FieldReads {
             }
             Cond::Not(a) => self.cond(a),
             Cond::Any(p) => self.fexpr(&p.rhs, false),
-            Cond::I(..) | Cond::Var(_) => {}
+            Cond::I(..) | Cond::Var(_) | Cond::Some(_) => {}
         }
     }
 
@@ -2690,6 +3119,7 @@ impl FieldReads {
             | Stmt::Return(e)
             | Stmt::Store { val: e, .. }
             | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
+            Stmt::CallOut { call, .. } | Stmt::LetElse { ret: call, .. } => self.fexpr(call, true),
             Stmt::Let {
                 init: Some(Val::I(e)),
                 ..

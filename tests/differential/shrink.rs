@@ -317,6 +317,31 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
             }
         }
         Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::LetElse { pat, ret } => {
+            for e2 in fexpr_variants(ret) {
+                out.push(vec![Stmt::LetElse {
+                    pat: pat.clone(),
+                    ret: e2,
+                }]);
+            }
+        }
+        Stmt::CallOut { name, range, call } => {
+            let mk = |range: Option<(usize, usize)>, call: FExpr| {
+                vec![Stmt::CallOut {
+                    name: name.clone(),
+                    range,
+                    call,
+                }]
+            };
+            if range.is_some() {
+                out.push(mk(None, call.clone()));
+            }
+            for c2 in fexpr_variants(call) {
+                if matches!(c2, FExpr::Apply(..)) {
+                    out.push(mk(*range, c2));
+                }
+            }
+        }
         Stmt::LetPush { val, .. } => {
             for v2 in fexpr_variants(val) {
                 let mut c = s.clone();
@@ -620,8 +645,15 @@ fn fexpr_variants(e: &FExpr) -> Vec<FExpr> {
 fn reduce_variants(src: &Source, r: &Reduce) -> Vec<FExpr> {
     let mut out = Vec::new();
     let mk = |r: Reduce| FExpr::Reduce(Box::new(src.clone()), Box::new(r));
-    if let Source::Iter { arr, .. } = src {
+    if let Source::Iter { arr, filter, .. } = src {
         out.push(FExpr::Sum(arr.clone()));
+        if filter.is_some() {
+            let mut plain = src.clone();
+            if let Source::Iter { filter, .. } = &mut plain {
+                *filter = None;
+            }
+            out.push(FExpr::Reduce(Box::new(plain), Box::new(r.clone())));
+        }
     }
     match r {
         Reduce::Map { prod: true, body } => out.push(mk(Reduce::Map {
@@ -708,6 +740,14 @@ fn cond_variants(c: &Cond) -> Vec<Cond> {
             }
         }
         Cond::Var(_) => {}
+        Cond::Some(sp) => {
+            if sp.guard.is_some() {
+                out.push(Cond::Some(Box::new(SomePat {
+                    guard: None,
+                    ..(**sp).clone()
+                })));
+            }
+        }
         Cond::Any(pr) => {
             for rhs in fexpr_variants(&pr.rhs) {
                 out.push(Cond::Any(Box::new(Pred {

@@ -194,7 +194,19 @@ impl Resolver {
             }
             Stmt::If { cond, then, els } => {
                 self.cond(cond)?;
-                self.stmts(then)?;
+                if let Cond::Some(sp) = cond {
+                    // `m` is seen by the `then` block (and a guard) alone.
+                    let ty = sp.ty();
+                    self.scoped(|r| -> Result<(), String> {
+                        r.declare(&mut sp.bind, ty);
+                        if sp.guard.is_some() {
+                            r.reads[sp.bind.id] += 1;
+                        }
+                        r.stmts(then)
+                    })?;
+                } else {
+                    self.stmts(then)?;
+                }
                 if let Some(e) = els {
                     self.stmts(e)?;
                 }
@@ -246,6 +258,19 @@ impl Resolver {
                 }
                 self.fexpr(e)?
             }
+            Stmt::LetElse { pat, ret } => {
+                if self.closures > 0 || self.fblock_floor.is_some() {
+                    return Err("`let .. else` in an expression".into());
+                }
+                if pat.len {
+                    self.read_arr(&mut pat.of)?;
+                } else {
+                    self.read(&mut pat.of, Ty::I)?;
+                }
+                self.fexpr(ret)?;
+                let ty = pat.ty();
+                self.declare(&mut pat.bind, ty);
+            }
             Stmt::LetPush { name, idx, val, .. } => {
                 self.declare(name, Ty::A);
                 let r = self.scoped(|r| {
@@ -285,6 +310,18 @@ impl Resolver {
                     return Err("a block expression writes an array".into());
                 }
                 // Element writes are not reads: a buffer only written is dead.
+                self.writes[name.id] += 1;
+            }
+            Stmt::CallOut { name, call, .. } => {
+                self.fexpr(call)?;
+                name.id = self.lookup(name, Ty::A)?;
+                if name.s.contains('.') {
+                    return Err("a field is written".into());
+                }
+                if self.fblock_floor.is_some() {
+                    return Err("a block expression writes an array".into());
+                }
+                // Like a store: a buffer only written is dead.
                 self.writes[name.id] += 1;
             }
             Stmt::ForArr {
@@ -410,6 +447,13 @@ impl Resolver {
             Cond::Not(a) => self.cond(a),
             Cond::Var(n) => self.read(n, Ty::B),
             Cond::Any(pr) => self.pred(pr),
+            Cond::Some(sp) => {
+                if sp.len {
+                    self.read_arr(&mut sp.of)
+                } else {
+                    self.read(&mut sp.of, Ty::I)
+                }
+            }
         }
     }
 }
@@ -603,7 +647,10 @@ impl Live<'_> {
                 (before, false)
             }
             Stmt::If { cond, then, els } => {
-                let a = self.block(then, after.clone());
+                let mut a = self.block(then, after.clone());
+                if let Cond::Some(sp) = cond {
+                    a.remove(&sp.bind.id);
+                }
                 let b = match els {
                     Some(e) => self.block(e, after.clone()),
                     None => after,
@@ -697,6 +744,15 @@ impl Live<'_> {
                 before = self.iexpr(index, before);
                 (self.fexpr(val, before), false)
             }
+            Stmt::CallOut { name, call, .. } => {
+                // A call that fills a buffer never read is dropped whole.
+                if self.info.reads[name.id] == 0 || !after.contains(&name.id) {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.insert(name.id);
+                (self.fexpr(call, before), false)
+            }
             Stmt::ForArr {
                 walk,
                 idx,
@@ -717,6 +773,13 @@ impl Live<'_> {
             Stmt::Break => (self.breaks.last().cloned().unwrap_or_default(), false),
             Stmt::Continue => (self.conts.last().cloned().unwrap_or_default(), false),
             Stmt::Return(e) => (self.fexpr(e, Set::new()), false),
+            Stmt::LetElse { pat, ret } => {
+                // It may return: never dropped.
+                let mut before = after;
+                before.remove(&pat.bind.id);
+                before.insert(pat.of.id);
+                (union(&before, &self.fexpr(ret, Set::new())), false)
+            }
         }
     }
 
@@ -865,6 +928,11 @@ impl Live<'_> {
                 live.insert(pr.arr.id);
                 self.fexpr(&mut pr.rhs, live)
             }
+            Cond::Some(sp) => {
+                let mut live = live;
+                live.insert(sp.of.id);
+                live
+            }
         }
     }
 }
@@ -907,6 +975,10 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                     declared_in_expr(e, out);
                 }
             }
+            Stmt::LetElse { pat, ret } => {
+                out.insert(pat.bind.id);
+                declared_in_expr(ret, out);
+            }
             Stmt::If { then, els, .. } => {
                 declared_in(then, out);
                 if let Some(e) = els {
@@ -930,7 +1002,7 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                     elems.iter().for_each(|e| declared_in_expr(e, out));
                 }
             }
-            Stmt::Store { val, .. } => declared_in_expr(val, out),
+            Stmt::Store { val, .. } | Stmt::CallOut { call: val, .. } => declared_in_expr(val, out),
             Stmt::LetPush { name, idx, .. } => {
                 out.insert(name.id);
                 out.insert(idx.id);
@@ -1042,7 +1114,12 @@ impl Init {
             }
             Stmt::If { cond, then, els } => {
                 self.cond(cond, &st);
-                let a = self.block(then, st.clone());
+                let mut inner = st.clone();
+                if let Cond::Some(sp) = cond {
+                    inner.def.insert(sp.bind.id);
+                    inner.maybe.insert(sp.bind.id);
+                }
+                let a = self.block(then, inner);
                 let b = match els {
                     Some(e) => self.block(e, st),
                     None => Some(st),
@@ -1082,6 +1159,13 @@ impl Init {
                 self.fexpr(e, &st);
                 None
             }
+            Stmt::LetElse { pat, ret } => {
+                self.need(&st, pat.of.id);
+                self.fexpr(ret, &st);
+                st.def.insert(pat.bind.id);
+                st.maybe.insert(pat.bind.id);
+                Some(st)
+            }
             Stmt::LetArr { name, init, .. } => {
                 match init {
                     ArrInit::Zeros { of: Some(w), .. } => self.need(&st, w.id),
@@ -1108,6 +1192,12 @@ impl Init {
             } => {
                 self.iexpr(index, &st);
                 self.fexpr(val, &st);
+                self.need(&st, name.id);
+                self.needs_mut[name.id] = true;
+                Some(st)
+            }
+            Stmt::CallOut { name, call, .. } => {
+                self.fexpr(call, &st);
                 self.need(&st, name.id);
                 self.needs_mut[name.id] = true;
                 Some(st)
@@ -1287,6 +1377,7 @@ impl Init {
             Cond::Not(a) => self.cond(a, st),
             Cond::Var(n) => self.need(st, n.id),
             Cond::Any(pr) => self.pred(pr, st),
+            Cond::Some(sp) => self.need(st, sp.of.id),
         }
     }
 }
@@ -1318,7 +1409,9 @@ fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
                     *annot = true;
                 }
             }
-            Stmt::Store { val, .. } | Stmt::LetPush { val, .. } => set_mut_expr(val, needs),
+            Stmt::Store { val, .. }
+            | Stmt::LetPush { val, .. }
+            | Stmt::CallOut { call: val, .. } => set_mut_expr(val, needs),
             Stmt::ForArr { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Let {
                 name,
@@ -1354,7 +1447,9 @@ fn set_mut(list: &mut [Stmt], needs: &[bool], elementwise: &Set) {
             }
             Stmt::For { body, .. } | Stmt::Loop { body, .. } => set_mut(body, needs, elementwise),
             Stmt::Block(b) => set_mut(b, needs, elementwise),
-            Stmt::Assign { val: Val::F(e), .. } | Stmt::Return(e) => set_mut_expr(e, needs),
+            Stmt::Assign { val: Val::F(e), .. }
+            | Stmt::Return(e)
+            | Stmt::LetElse { ret: e, .. } => set_mut_expr(e, needs),
             _ => {}
         }
     }
@@ -1373,6 +1468,7 @@ fn set_mut_cond(c: &mut Cond, needs: &[bool]) {
         }
         Cond::Not(a) => set_mut_cond(a, needs),
         Cond::Any(pr) => set_mut_expr(&mut pr.rhs, needs),
+        Cond::Some(_) => {}
         Cond::I(..) | Cond::Var(_) => {}
     }
 }
@@ -1449,7 +1545,12 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
                 }
                 underscore_unused_loop_vars(body, info);
             }
-            Stmt::If { then, els, .. } => {
+            Stmt::If { cond, then, els } => {
+                if let Cond::Some(sp) = cond {
+                    if info.reads[sp.bind.id] == 0 {
+                        sp.bind.s = "_".into();
+                    }
+                }
                 underscore_unused_loop_vars(then, info);
                 if let Some(e) = els {
                     underscore_unused_loop_vars(e, info);
@@ -1467,6 +1568,9 @@ fn underscore_unused_loop_vars(list: &mut [Stmt], info: &Info) {
             }
             Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::Block(body) => {
                 underscore_unused_loop_vars(body, info)
+            }
+            Stmt::LetElse { pat, .. } if info.reads[pat.bind.id] == 0 => {
+                pat.bind.s = "_".into();
             }
             _ => {}
         }
@@ -1622,7 +1726,25 @@ pub fn called_helpers(p: &Program) -> Vec<String> {
             }
         }
     });
+    visit_stmt_lists(&mut probe.body, &mut |list| {
+        for s in list.iter() {
+            if let Stmt::CallOut {
+                call: FExpr::Apply(f, _),
+                ..
+            } = s
+            {
+                if !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+    });
     out
+}
+
+/// A helper with an output buffer, which returns nothing.
+pub fn returns_nothing(p: &Program) -> bool {
+    p.params.iter().any(|q| matches!(q.ty, PTy::Out(_)))
 }
 
 fn tidy_function(p: &mut Program) -> Result<(), String> {
@@ -1634,7 +1756,7 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         let mut changed = cut_unreachable(&mut p.body);
         if block_diverges(&p.body) {
             changed |= p.tail.take().is_some();
-        } else if p.tail.is_none() {
+        } else if p.tail.is_none() && !returns_nothing(p) {
             return Err("the body ends without a value".into());
         }
         let mut live = Live {
@@ -1646,7 +1768,13 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         };
         let out = match &mut p.tail {
             Some(t) => live.fexpr(t, Set::new()),
-            None => Set::new(),
+            // What a helper writes into its output buffer is its result.
+            None => p
+                .params
+                .iter()
+                .filter(|q| matches!(q.ty, PTy::Out(_)))
+                .map(|q| q.name.id)
+                .collect(),
         };
         let entry = live.block(&mut p.body, out);
         changed |= live.changed;
@@ -1694,7 +1822,8 @@ fn tidy_function(p: &mut Program) -> Result<(), String> {
         set_mut_expr(t, &init.needs_mut);
     }
     for q in &mut p.params {
-        q.mutable = init.needs_mut[q.name.id];
+        // `out: &mut [f64]` is written through, not rebound.
+        q.mutable = init.needs_mut[q.name.id] && !matches!(q.ty, PTy::Out(_));
         if info.reads[q.name.id] == 0 && !q.name.s.starts_with('_') {
             if info.writes[q.name.id] > 0 {
                 return Err("a parameter is written but never read".into());
