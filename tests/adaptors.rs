@@ -702,3 +702,60 @@ fn filtered_reductions_and_loops() {
             .collect()
     });
 }
+
+/// Found by the differential test: map closures after `filter` that
+/// dereference their element (`|wv| *wv`, `*c` in a branch), `|&_|`, `|&v|`,
+/// and `for _ in` over a filtered iterator. (Written as the generator
+/// writes them, not as clippy would.)
+#[differentiate]
+#[allow(clippy::map_clone)]
+fn filter_closures(w: &[f64]) -> f64 {
+    let a = w.iter().filter(|fv| **fv >= 0.8).map(|wv| *wv).sum::<f64>();
+    let b = w.iter().filter(|fv| **fv <= 4.0).map(|&_| 1.0).sum::<f64>();
+    let c = w
+        .iter()
+        .filter(|fv| **fv <= 4.0)
+        .map(|c| if *c < 1.2 { *c * 2.0 } else { 1.0 })
+        .sum::<f64>();
+    let d = w
+        .iter()
+        .filter(|fv| **fv > 0.0)
+        .map(|&v| v * v)
+        .sum::<f64>();
+    let mut e = w[0];
+    for _ in w.iter().filter(|fv| **fv <= 1.0) {
+        e *= 2.0;
+    }
+    a + b + c + d + e
+}
+
+#[test]
+fn filter_closure_forms() {
+    check!(
+        filter_closures,
+        filter_closures_grad,
+        filter_closures_adjoint,
+        |x: &[f64]| {
+            let doublings = x.iter().filter(|v| **v <= 1.0).count() as i32;
+            x.iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let mut g = 0.0;
+                    if *v >= 0.8 {
+                        g += 1.0;
+                    }
+                    if *v < 1.2 {
+                        g += 2.0;
+                    }
+                    if *v > 0.0 {
+                        g += 2.0 * v;
+                    }
+                    if i == 0 {
+                        g += 2f64.powi(doublings);
+                    }
+                    g
+                })
+                .collect()
+        }
+    );
+}

@@ -88,8 +88,8 @@ fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
         return None;
     };
     let (zero, op) = match (r.method.to_string().as_str(), r.args.len()) {
-        ("sum", 0) => (crate::generic::lit(ty, "0.0"), quote::quote!(+)),
-        ("product", 0) => (crate::generic::lit(ty, "1.0"), quote::quote!(*)),
+        ("sum", 0) => (crate::generic::lit(ty, "0.0"), "+="),
+        ("product", 0) => (crate::generic::lit(ty, "1.0"), "*="),
         _ => return None,
     };
     let item = syn::Ident::new(ITEM, r.method.span());
@@ -100,26 +100,44 @@ fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
             let Expr::Closure(c) = super::strip(&m.args[0]) else {
                 return None;
             };
-            let [Pat::Ident(p)] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
+            let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
                 return None;
             };
-            let (name, value) = (&p.ident, &c.body);
-            (
-                chain,
-                pred,
-                syn::parse_quote!({ let #name = #item; #value }),
-            )
+            // The closure's parameter is the item: its name read as the
+            // item itself (`|v|`), or as what it points to (`|&v|`).
+            let mut body = (*c.body).clone();
+            let named: Option<(&syn::Ident, Expr)> = match pat {
+                Pat::Ident(p) => Some((&p.ident, syn::parse_quote!(#item))),
+                Pat::Reference(r) => match &*r.pat {
+                    Pat::Ident(p) => Some((&p.ident, syn::parse_quote!((*#item)))),
+                    Pat::Wild(_) => None,
+                    _ => return None,
+                },
+                Pat::Wild(_) => None,
+                _ => return None,
+            };
+            if let Some((name, value)) = named {
+                Substitute {
+                    name,
+                    value: &value,
+                    strip_deref: false,
+                }
+                .visit_expr_mut(&mut body);
+            }
+            (chain, pred, body)
         }
         other => {
             let (chain, pred) = filter(other, &item)?;
             (chain, pred, syn::parse_quote!(#item))
         }
     };
+    // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
+    let add = crate::generic::update(ty, &quote::quote!(#acc), op, &quote::quote!(#body));
     Some(syn::parse_quote!({
         let mut #acc: #ty = #zero;
         for #item in #chain {
             if #pred {
-                #acc = #acc #op #body;
+                #add
             }
         }
         #acc
@@ -139,6 +157,11 @@ impl VisitMut for Filters<'_> {
     /// { body } }`.
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
+        // `for _ in ..` still needs a name for the predicate to read.
+        let item = syn::Ident::new(ITEM, proc_macro2::Span::call_site());
+        if matches!(&*f.pat, Pat::Wild(_)) && filter(&f.expr, &item).is_some() {
+            *f.pat = syn::parse_quote!(#item);
+        }
         let Pat::Ident(p) = &*f.pat else { return };
         if p.by_ref.is_some() || p.subpat.is_some() {
             return;
