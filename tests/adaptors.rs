@@ -759,3 +759,33 @@ fn filter_closure_forms() {
         }
     );
 }
+
+/// A filtered sum in a condition stays as written (evaluated on values).
+#[differentiate]
+fn filtered_condition(w: &[f64]) -> f64 {
+    if 1.0
+        > w.iter()
+            .rev()
+            .filter(|fv| **fv >= 1.25)
+            .map(|_| 1.0)
+            .sum::<f64>()
+    {
+        return w[0] * 2.0;
+    }
+    w[0]
+}
+
+#[test]
+fn a_filtered_sum_in_a_condition() {
+    check!(
+        filtered_condition,
+        filtered_condition_grad,
+        filtered_condition_adjoint,
+        |x: &[f64]| {
+            let big = x.iter().filter(|v| **v >= 1.25).count();
+            let mut g = vec![0.0; x.len()];
+            g[0] = if big < 1 { 2.0 } else { 1.0 };
+            g
+        }
+    );
+}

@@ -148,6 +148,22 @@ struct Filters<'a>(&'a TokenStream);
 
 impl VisitMut for Filters<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // A condition is evaluated on values, closures and all: it keeps
+        // its reduction as written (a loop cannot be a condition).
+        match e {
+            Expr::If(i) => {
+                self.visit_block_mut(&mut i.then_branch);
+                if let Some((_, els)) = &mut i.else_branch {
+                    self.visit_expr_mut(els);
+                }
+                return;
+            }
+            Expr::While(w) => {
+                self.visit_block_mut(&mut w.body);
+                return;
+            }
+            _ => {}
+        }
         syn::visit_mut::visit_expr_mut(self, e);
         if let Some(loop_) = rewrite(e, self.0) {
             *e = loop_;
