@@ -789,3 +789,40 @@ fn a_filtered_sum_in_a_condition() {
         }
     );
 }
+
+/// Filtered sums over data only (no derivative flows through them), bound
+/// by a `let` and stored into a buffer, beside one that is differentiated.
+#[differentiate]
+fn filtered_data(x: &[f64]) -> f64 {
+    let mut tmp = [1.0; 4];
+    tmp[1] = -1.0;
+    let n = tmp
+        .iter()
+        .filter(|fv| **fv >= 0.0)
+        .map(|_| 1.0)
+        .sum::<f64>();
+    tmp[2] = tmp
+        .iter()
+        .filter(|fv| **fv >= 0.0)
+        .map(|_| 1.0)
+        .sum::<f64>();
+    x[0] * n + x[1] * tmp[2] + x.iter().filter(|v| **v > 0.0).map(|v| v * v).sum::<f64>()
+}
+
+#[test]
+fn filtered_sums_over_data() {
+    check!(
+        filtered_data,
+        filtered_data_grad,
+        filtered_data_adjoint,
+        |x: &[f64]| {
+            let mut g: Vec<f64> = x
+                .iter()
+                .map(|v| if *v > 0.0 { 2.0 * v } else { 0.0 })
+                .collect();
+            g[0] += 3.0;
+            g[1] += 3.0;
+            g
+        }
+    );
+}

@@ -3,10 +3,14 @@
 //! for, the predicate evaluated on values:
 //!
 //! ```text
-//! { let mut acc = 0.0;
-//!   for item in chain { if pred_of_item { let v = item; acc += body; } }
-//!   acc }
+//! let mut acc = 0.0;
+//! for item in chain { if pred_of_item { acc += body_of_item; } }
+//! .. acc ..
 //! ```
+//!
+//! the loop placed before the statement holding the reduction (statements
+//! are lowered alike whether they carry derivatives or only data). A
+//! reduction in a condition stays as written, evaluated on values.
 //!
 //! Which elements count is piecewise constant: only the summed values carry
 //! derivatives. A `for` loop over a filtered iterator is the loop with its
@@ -14,7 +18,7 @@
 
 use proc_macro2::TokenStream;
 use syn::visit_mut::VisitMut;
-use syn::{Expr, Pat};
+use syn::{Expr, Pat, Stmt};
 
 const ITEM: &str = "__gm_item";
 const ACC: &str = "__gm_acc";
@@ -82,8 +86,9 @@ impl VisitMut for Substitute<'_> {
     fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
 }
 
-/// The loop a filtered reduction stands for, if `e` is one.
-fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
+/// The statements a filtered reduction stands for, if `e` is one, leaving
+/// its value in `acc`.
+fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
     let Expr::MethodCall(r) = super::strip(e) else {
         return None;
     };
@@ -93,7 +98,6 @@ fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
         _ => return None,
     };
     let item = syn::Ident::new(ITEM, r.method.span());
-    let acc = syn::Ident::new(ACC, r.method.span());
     let (chain, pred, body): (&Expr, Expr, Expr) = match super::strip(&r.receiver) {
         Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
             let (chain, pred) = filter(&m.receiver, &item)?;
@@ -133,41 +137,74 @@ fn rewrite(e: &Expr, ty: &TokenStream) -> Option<Expr> {
     };
     // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
     let add = crate::generic::update(ty, &quote::quote!(#acc), op, &quote::quote!(#body));
-    Some(syn::parse_quote!({
-        let mut #acc: #ty = #zero;
-        for #item in #chain {
+    Some(vec![
+        syn::parse_quote!(let mut #acc: #ty = #zero;),
+        syn::parse_quote!(for #item in #chain {
             if #pred {
                 #add
             }
-        }
-        #acc
-    }))
+        }),
+    ])
 }
 
-struct Filters<'a>(&'a TokenStream);
+/// Takes the filtered reductions out of one statement (not out of its
+/// conditions, which are evaluated on values as written, nor out of nested
+/// blocks and closures, which have statements of their own): each becomes
+/// its accumulator, computed by statements placed before.
+struct Hoist<'a> {
+    ty: &'a TokenStream,
+    count: &'a mut usize,
+    before: Vec<Stmt>,
+}
 
-impl VisitMut for Filters<'_> {
+impl VisitMut for Hoist<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        // A condition is evaluated on values, closures and all: it keeps
-        // its reduction as written (a loop cannot be a condition).
         match e {
-            Expr::If(i) => {
-                self.visit_block_mut(&mut i.then_branch);
-                if let Some((_, els)) = &mut i.else_branch {
-                    self.visit_expr_mut(els);
-                }
-                return;
-            }
-            Expr::While(w) => {
-                self.visit_block_mut(&mut w.body);
-                return;
-            }
+            Expr::If(_)
+            | Expr::While(_)
+            | Expr::ForLoop(_)
+            | Expr::Loop(_)
+            | Expr::Block(_)
+            | Expr::Closure(_)
+            | Expr::Match(_)
+            | Expr::Macro(_) => return,
             _ => {}
         }
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some(loop_) = rewrite(e, self.0) {
-            *e = loop_;
+        *self.count += 1;
+        let acc = quote::format_ident!("{}_{}", ACC, *self.count);
+        match rewrite(e, self.ty, &acc) {
+            Some(stmts) => {
+                self.before.extend(stmts);
+                *e = syn::parse_quote!(#acc);
+            }
+            None => *self.count -= 1,
         }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+struct Filters<'a> {
+    ty: &'a TokenStream,
+    count: usize,
+}
+
+impl VisitMut for Filters<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut st in b.stmts.drain(..) {
+            // Nested blocks first: their statements take their own.
+            syn::visit_mut::visit_stmt_mut(self, &mut st);
+            let mut h = Hoist {
+                ty: self.ty,
+                count: &mut self.count,
+                before: Vec::new(),
+            };
+            h.visit_stmt_mut(&mut st);
+            out.extend(h.before);
+            out.push(st);
+        }
+        b.stmts = out;
     }
     /// `for v in chain.filter(pred) { body }` as `for v in chain { if pred
     /// { body } }`.
@@ -194,5 +231,5 @@ impl VisitMut for Filters<'_> {
 
 /// Rewrites every filtered sum or product in `block`; `ty` is the float type.
 pub(crate) fn desugar(block: &mut syn::Block, ty: &TokenStream) {
-    Filters(ty).visit_block_mut(block);
+    Filters { ty, count: 0 }.visit_block_mut(block);
 }
