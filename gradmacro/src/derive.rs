@@ -7,9 +7,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Type};
 
-const INTEGERS: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
-];
+use crate::signature::INTEGERS;
 
 /// The last segment's name of a plain path type, and the type inside its
 /// single angle-bracketed argument, if any.

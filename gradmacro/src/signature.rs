@@ -31,7 +31,8 @@ pub struct Signature_ {
     pub receiver: Option<syn::Receiver>,
 }
 
-const INTEGERS: &[&str] = &[
+/// The integer and `bool` types: constants, never differentiated.
+pub(crate) const INTEGERS: &[&str] = &[
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
 ];
 
@@ -134,7 +135,7 @@ fn elem_name(ty: &Type) -> Result<Option<String>, &'static str> {
 }
 
 /// An integer or `bool` type: a constant that is not data of the user's own.
-fn integer(ty: &Type) -> bool {
+pub(crate) fn integer(ty: &Type) -> bool {
     simple_type(ty).is_some_and(|n| INTEGERS.contains(&n.as_str()))
 }
 

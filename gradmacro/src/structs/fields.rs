@@ -210,15 +210,6 @@ const SHARED_METHODS: &[&str] = &[
     "div_euclid",
 ];
 
-fn is_int_type(ty: &syn::Type) -> bool {
-    let t = ty.to_token_stream().to_string();
-    [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-        "bool",
-    ]
-    .contains(&t.as_str())
-}
-
 fn is_float_type(ty: &syn::Type) -> bool {
     crate::signature::float_name(ty).is_some()
 }
@@ -516,7 +507,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             _ => (None, None),
         };
         let u = match ty {
-            Some(t) if is_int_type(t) => Use::Data,
+            Some(t) if crate::signature::integer(t) => Use::Data,
             _ => Use::Value,
         };
         // The initialiser reads the bindings before this one.

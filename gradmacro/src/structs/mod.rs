@@ -65,14 +65,7 @@ fn struct_type(ty: &Type) -> Option<(Type, bool)> {
     match inner {
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
-            let scalar = p.path.get_ident().is_some_and(|i| {
-                signature::float_name(inner).is_some()
-                    || [
-                        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
-                        "u128", "usize", "bool",
-                    ]
-                    .contains(&i.to_string().as_str())
-            });
+            let scalar = signature::float_name(inner).is_some() || signature::integer(inner);
             (!scalar && last.ident != "Vec").then(|| (inner.clone(), by_value))
         }
         _ => None,

@@ -423,11 +423,9 @@ fn witnesses(roots: &[Root], leaves: &[Leaf]) -> TokenStream {
     if reads.is_empty() {
         return quote!();
     }
-    let data_types = [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-        "bool",
-    ]
-    .map(|t| Ident::new(t, proc_macro2::Span::call_site()));
+    let data_types = crate::signature::INTEGERS
+        .iter()
+        .map(|t| Ident::new(t, proc_macro2::Span::call_site()));
     quote! {
         {
             #[diagnostic::on_unimplemented(
