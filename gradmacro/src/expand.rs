@@ -131,7 +131,7 @@ pub(crate) fn lower_until_stable(
     lower::data_loops::desugar(&mut f.block);
     lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     // Before the views: its copies read sources through views.
-    lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
+    lower::outputs::desugar(&f.sig, &mut f.block, &crate::emit::float_ty(&sig.float));
     let mut errors = lower::sugar::desugar(&mut f.block);
     errors.extend(lower::matching::desugar(&mut f.block));
     for (tokens, msg) in errors {

@@ -21,29 +21,40 @@ use syn::{FnArg, Pat, Type};
 /// The suffix of the rewritten helper's name, known to callers.
 pub const SUFFIX: &str = "outputs";
 
-/// The output buffer of a helper returning nothing: its position, name,
-/// element type and fixed length, if any.
+/// An output of a helper returning nothing: its position, name, element
+/// type and what it is: a buffer (`&mut [f64]`, `&mut Vec<f64>`, `&mut [f64;
+/// N]` with its length) or one float (`&mut f64`).
 struct Output {
     index: usize,
     name: Ident,
     elem: Type,
-    len: Option<syn::Expr>,
+    kind: Kind,
 }
 
-fn output_of(ty: &Type) -> Option<(Type, Option<syn::Expr>)> {
+enum Kind {
+    Buffer(Option<syn::Expr>),
+    Scalar,
+}
+
+fn output_of(ty: &Type) -> Option<(Type, Kind)> {
     let Type::Reference(r) = ty else { return None };
     r.mutability?;
     let float = |t: &Type| crate::signature::float_name(t).is_some();
     match &*r.elem {
-        Type::Slice(s) if float(&s.elem) => Some(((*s.elem).clone(), None)),
-        Type::Array(a) if float(&a.elem) => Some(((*a.elem).clone(), Some(a.len.clone()))),
+        Type::Slice(s) if float(&s.elem) => Some(((*s.elem).clone(), Kind::Buffer(None))),
+        Type::Array(a) if float(&a.elem) => {
+            Some(((*a.elem).clone(), Kind::Buffer(Some(a.len.clone()))))
+        }
+        t if float(t) => Some((t.clone(), Kind::Scalar)),
         Type::Path(p) => {
             let last = p.path.segments.last()?;
             let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
                 return None;
             };
             match (last.ident == "Vec", a.args.first()) {
-                (true, Some(syn::GenericArgument::Type(t))) if float(t) => Some((t.clone(), None)),
+                (true, Some(syn::GenericArgument::Type(t))) if float(t) => {
+                    Some((t.clone(), Kind::Buffer(None)))
+                }
                 _ => None,
             }
         }
@@ -65,7 +76,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     let mut outputs = Vec::new();
     for (index, input) in f.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = input else { continue };
-        let Some((elem, len)) = output_of(&pt.ty) else {
+        let Some((elem, kind)) = output_of(&pt.ty) else {
             continue;
         };
         match &*pt.pat {
@@ -73,7 +84,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
                 index,
                 name: pi.ident.clone(),
                 elem,
-                len,
+                kind,
             }),
             other => cx.error(
                 other,
@@ -81,14 +92,12 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
             ),
         }
     }
-    if outputs.len() > 1 {
-        cx.error(&outputs[1].name, "a helper may write into one output buffer: return the others' values, or join the buffers into one");
+    if outputs.is_empty() {
         return None;
     }
-    let out = outputs.pop()?;
     if let Some(wrt) = &args.wrt {
-        if let Some(w) = wrt.iter().find(|w| **w == out.name) {
-            cx.error(w, "the output buffer is not a parameter to differentiate with respect to: its value before the call is differentiated along with the other float parameters");
+        for w in wrt.iter().filter(|w| outputs.iter().any(|o| o.name == **w)) {
+            cx.error(w, "an output buffer is not a parameter to differentiate with respect to: its value before the call is differentiated along with the other float parameters");
         }
     }
     if args.hessian || !args.checks.is_empty() {
@@ -100,9 +109,9 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    let helper = rewrite(f, &out);
+    let helper = rewrite(f, &outputs);
     let for_callers = crate::vector::for_callers_only(&helper, args.tangent, cx)?;
-    let elem = &out.elem;
+    let elem = &outputs[0].elem;
     let no_tangent = if args.tangent {
         quote!()
     } else {
@@ -142,43 +151,69 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
 }
 
 /// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
-/// Vec<f64>`: the body runs on a local copy of `out`, returned.
-fn rewrite(f: &syn::ItemFn, out: &Output) -> syn::ItemFn {
+/// Vec<f64>`: the body runs on a local copy of `out`, returned. Several
+/// outputs are returned one after another in parameter order, a `&mut f64`
+/// as one element.
+fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
     let mut names = Names::avoiding(f.to_token_stream());
-    let input = names.fresh(&format!("{}_in", out.name));
     let k = names.fresh("k");
-    let (name, elem) = (&out.name, &out.elem);
+    let elem = &outputs[0].elem;
     let mut sig = f.sig.clone();
     sig.ident = format_ident!("{}_{}", f.sig.ident, SUFFIX);
     sig.output = syn::parse_quote!(-> ::std::vec::Vec<#elem>);
-    let in_ty: Type = match &out.len {
-        Some(n) => syn::parse_quote!(&[#elem; #n]),
-        None => syn::parse_quote!(&[#elem]),
-    };
-    sig.inputs[out.index] = syn::parse_quote!(#input: #in_ty);
-    let local = match &out.len {
-        Some(n) => quote!(let mut #name: [#elem; #n] = [0.0; #n];),
-        None => quote!(let mut #name: ::std::vec::Vec<#elem> = vec![0.0; #input.len()];),
-    };
+    let mut locals = Vec::new();
+    for out in outputs {
+        let input = names.fresh(&format!("{}_in", out.name));
+        let (name, elem) = (&out.name, &out.elem);
+        let (in_ty, local): (Type, TokenStream) = match &out.kind {
+            // A slice, so that a caller may lend a range of a longer buffer.
+            Kind::Buffer(Some(n)) => (
+                syn::parse_quote!(&[#elem]),
+                quote!(let mut #name: [#elem; #n] = [0.0; #n];),
+            ),
+            Kind::Buffer(None) => (
+                syn::parse_quote!(&[#elem]),
+                quote!(let mut #name: ::std::vec::Vec<#elem> = vec![0.0; #input.len()];),
+            ),
+            Kind::Scalar => (
+                syn::parse_quote!(#elem),
+                quote!(let mut #name: #elem = #input;),
+            ),
+        };
+        sig.inputs[out.index] = syn::parse_quote!(#input: #in_ty);
+        locals.push(local);
+        if !matches!(out.kind, Kind::Scalar) {
+            locals.push(quote!(for #k in 0..#input.len() { #name[#k] = #input[#k]; }));
+        }
+    }
     let mut body = (*f.block).clone();
-    MutArgs(name.clone()).visit_block_mut(&mut body);
+    let buffers = outputs.iter().map(|o| o.name.clone()).collect();
+    MutArgs(buffers).visit_block_mut(&mut body);
+    let scalars = outputs.iter().filter(|o| matches!(o.kind, Kind::Scalar));
+    Derefs(scalars.map(|o| o.name.clone()).collect()).visit_block_mut(&mut body);
     let stmts = &body.stmts;
-    let value = match &out.len {
-        Some(_) => quote!(#name.to_vec()),
-        None => quote!(#name),
+    let value = match outputs {
+        [Output {
+            name,
+            kind: Kind::Buffer(None),
+            ..
+        }] => quote!(#name),
+        [Output {
+            name,
+            kind: Kind::Buffer(Some(_)),
+            ..
+        }] => quote!(#name.to_vec()),
+        _ => joined(outputs, &names.fresh("all"), &k),
     };
     let block: syn::Block = syn::parse_quote!({
-        #local
-        for #k in 0..#input.len() {
-            #name[#k] = #input[#k];
-        }
+        #(#locals)*
         #(#stmts)*
         #value
     });
     let vis = &f.vis;
     syn::ItemFn {
         attrs: vec![
-            syn::parse_quote!(#[doc = " The helper's output buffer as a value, for differentiated callers."]),
+            syn::parse_quote!(#[doc = " The helper's output buffers as a value, for differentiated callers."]),
             syn::parse_quote!(#[doc(hidden)]),
             // A copy of the user's body: its lints are reported on the original.
             syn::parse_quote!(#[allow(unused, clippy::all)]),
@@ -189,16 +224,64 @@ fn rewrite(f: &syn::ItemFn, out: &Output) -> syn::ItemFn {
     }
 }
 
+/// The outputs one after another in a new `Vec`, as a block.
+fn joined(outputs: &[Output], all: &Ident, k: &Ident) -> TokenStream {
+    let len = |o: &Output| -> TokenStream {
+        let name = &o.name;
+        match o.kind {
+            Kind::Scalar => quote!(1),
+            Kind::Buffer(_) => quote!(#name.len()),
+        }
+    };
+    let mut at = vec![quote!(0)];
+    let mut copies = Vec::new();
+    for o in outputs {
+        let name = &o.name;
+        copies.push(match o.kind {
+            Kind::Scalar => quote!(#all[#(#at)+*] = #name;),
+            Kind::Buffer(_) => {
+                quote!(for #k in 0..#name.len() { #all[#(#at)+* + #k] = #name[#k]; })
+            }
+        });
+        at.push(len(o));
+    }
+    let total = &at[1..];
+    let elem = &outputs[0].elem;
+    quote! {
+        let mut #all: ::std::vec::Vec<#elem> = vec![0.0; #(#total)+*];
+        #(#copies)*
+        #all
+    }
+}
+
+/// `*out` of a `&mut f64` output, now a local float, as `out`.
+struct Derefs(Vec<Ident>);
+
+impl VisitMut for Derefs {
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        if let syn::Expr::Unary(u) = e {
+            if let (syn::UnOp::Deref(_), syn::Expr::Path(p)) = (&u.op, &*u.expr) {
+                if self.0.iter().any(|n| p.path.is_ident(n)) {
+                    *e = syn::Expr::Path(p.clone());
+                    return;
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 /// The buffer passed on whole, `g(x, out)`, now a local: lent mutably to a
 /// call that is a statement of its own (a helper writing into it, `g(x,
 /// &mut out);`), read by a call whose value is used (`let s = sq(&out);`).
-struct MutArgs(Ident);
+struct MutArgs(Vec<Ident>);
 
 impl MutArgs {
     fn lend(&self, c: &mut syn::ExprCall, mutably: bool) {
-        let name = &self.0;
         for a in &mut c.args {
-            if matches!(a, syn::Expr::Path(p) if p.path.is_ident(name)) {
+            let syn::Expr::Path(p) = a else { continue };
+            if let Some(name) = self.0.iter().find(|n| p.path.is_ident(*n)) {
                 *a = if mutably {
                     syn::parse_quote!(&mut #name)
                 } else {

@@ -76,7 +76,7 @@ fn shape_of(
     }
     let (inner, by_ref) = match ty {
         Type::Reference(r) if r.mutability.is_some() => {
-            return Err("a function returning a value cannot write into its parameters: take `&[f64]` and return values instead (a helper returning nothing may write into one `&mut [f64]` output buffer, for its differentiated callers)")
+            return Err("a function returning a value cannot write into its parameters: take `&[f64]` and return values instead (a helper returning nothing may write into `&mut [f64]` output buffers and `&mut f64` floats, for its differentiated callers)")
         }
         Type::Reference(r)
             if simple_type(&r.elem)

@@ -490,6 +490,11 @@ impl Emitter<'_> {
         if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
             match len {
                 Some(n) => quote!(let mut #ident: [#ty; #n] = [#zero; #n];),
+                // A callee's array whose type was not written (`let c =
+                // cross(&a, &b);`): the assignment tells the compiler.
+                None if v.ty.is_none() && !v.owned_vec => {
+                    quote!(let mut #ident = ::core::default::Default::default();)
+                }
                 None => quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();),
             }
         } else if v.kind == VarKind::Active {

@@ -455,12 +455,14 @@ impl Lowerer<'_> {
             Expr::Reference(r) if r.mutability.is_none() => (crate::lower::strip(&r.expr), true),
             other => (other, false),
         };
-        let (base, range) = match inner {
-            Expr::Index(ix) if matches!(crate::lower::strip(&ix.index), Expr::Range(_)) => {
-                (&*ix.expr, Some(&*ix.index))
+        let (base, range, by_ref) = match (inner, fixed_view(inner)) {
+            (_, Some((base, range))) => (base, Some(range), true),
+            (Expr::Index(ix), _) if matches!(crate::lower::strip(&ix.index), Expr::Range(_)) => {
+                (&*ix.expr, Some((*ix.index).clone()), by_ref)
             }
-            other => (other, None),
+            (other, _) => (other, None, by_ref),
         };
+        let range = range.as_ref();
         let arr = rename::local_name(base).and_then(|n| self.resolve(&n.to_string()))?;
         let var = &self.vars[arr.0];
         if !var.shape.is_array() || by_ref != (range.is_some() || by_ref) {
@@ -549,6 +551,50 @@ impl Lowerer<'_> {
             primary: true,
             reads: Vec::new(),
         })
+    }
+}
+
+/// A fixed-size view of an array, passed where `&[f64; N]` is wanted:
+/// `x.first_chunk::<N>().unwrap()`, `x.last_chunk::<N>().unwrap()`,
+/// `x[a..b].try_into().unwrap()`. The argument is passed as written; the
+/// range is where its adjoint goes.
+fn fixed_view(e: &Expr) -> Option<(&Expr, Expr)> {
+    let Expr::MethodCall(unwrap) = e else {
+        return None;
+    };
+    if unwrap.method != "unwrap" || !unwrap.args.is_empty() {
+        return None;
+    }
+    let Expr::MethodCall(m) = crate::lower::strip(&unwrap.receiver) else {
+        return None;
+    };
+    if !m.args.is_empty() {
+        return None;
+    }
+    let len = || -> Option<proc_macro2::TokenStream> {
+        match m.turbofish.as_ref()?.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t.to_token_stream()),
+            syn::GenericArgument::Const(c) => Some(c.to_token_stream()),
+            _ => None,
+        }
+    };
+    let base = crate::lower::strip(&m.receiver);
+    match m.method.to_string().as_str() {
+        "first_chunk" => {
+            let n = len()?;
+            Some((base, syn::parse_quote!(..#n)))
+        }
+        "last_chunk" => {
+            let n = len()?;
+            Some((base, syn::parse_quote!(#base.len() - #n..)))
+        }
+        "try_into" if m.turbofish.is_none() => match base {
+            Expr::Index(ix) if matches!(crate::lower::strip(&ix.index), Expr::Range(_)) => {
+                Some((&*ix.expr, (*ix.index).clone()))
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

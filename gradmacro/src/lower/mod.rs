@@ -111,6 +111,9 @@ pub(crate) struct Lowerer<'a> {
     temps: usize,
     out: Option<VarId>,
     params: Vec<VarId>,
+    /// Names indexed somewhere in the body (`c[i]`): an unannotated `let`
+    /// of a call's value under such a name holds an array.
+    indexed: HashSet<String>,
 }
 
 impl Resolve for Lowerer<'_> {
@@ -130,6 +133,25 @@ impl Resolve for Lowerer<'_> {
 
 /// Lowers one function. `promoted` lists `let` declarations that an earlier
 /// attempt found to receive active values; the caller repeats until stable.
+/// Every name indexed somewhere in `block` (`c[i]`, `c[a..b]`).
+fn indexed_names(block: &syn::Block) -> HashSet<String> {
+    struct Indexed(HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Indexed {
+        fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+            if let syn::Expr::Path(p) = strip(&ix.expr) {
+                if let Some(i) = p.path.get_ident() {
+                    self.0.insert(i.to_string());
+                }
+            }
+            syn::visit::visit_expr_index(self, ix);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = Indexed(HashSet::new());
+    syn::visit::Visit::visit_block(&mut v, block);
+    v.0
+}
+
 pub(crate) fn lower(
     f: &syn::ItemFn,
     sig: &Signature_,
@@ -158,6 +180,7 @@ pub(crate) fn lower(
         temps: 0,
         out: None,
         params: Vec::new(),
+        indexed: indexed_names(&f.block),
     };
     let mut params = Vec::new();
     for p in &sig.params {
@@ -644,12 +667,23 @@ impl<'a> Lowerer<'a> {
     /// differentiated function with a vector output, its array the call's
     /// destination. The annotation says the call returns an array.
     fn array_call(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, e: &syn::Expr) -> bool {
-        let Some(ty) = ty else { return false };
-        let Ok(Some(shape @ Shape::Array { .. })) = crate::signature::param_shape(ty) else {
-            return false;
+        let shape = match ty {
+            Some(ty) => match crate::signature::param_shape(ty) {
+                Ok(Some(shape @ Shape::Array { .. })) if !matches!(ty, syn::Type::Reference(_)) => {
+                    shape
+                }
+                _ => return false,
+            },
+            // Unwritten, the type is told by the uses: `let c = cross(&a,
+            // &b);` then `c[i]` is an array whatever its length.
+            None if self.indexed.contains(&name.to_string())
+                && matches!(strip(e), syn::Expr::Call(_)) =>
+            {
+                Shape::Array { len: None }
+            }
+            None => return false,
         };
-        if matches!(ty, syn::Type::Reference(_))
-            || !matches!(strip(e), syn::Expr::Call(_) | syn::Expr::MethodCall(_))
+        if !matches!(strip(e), syn::Expr::Call(_) | syn::Expr::MethodCall(_))
             || !rename::mentions_active(e, self)
         {
             return false;
@@ -658,9 +692,9 @@ impl<'a> Lowerer<'a> {
             return false;
         };
         let v = self.declare(name, VarKind::Active, name.span());
-        self.vars[v.0].ty = Some(ty.to_token_stream());
+        self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
         self.vars[v.0].float_elems = true;
-        self.vars[v.0].owned_vec = matches!(shape, Shape::Array { len: None });
+        self.vars[v.0].owned_vec = ty.is_some() && matches!(shape, Shape::Array { len: None });
         self.vars[v.0].shape = shape;
         self.assigned[v.0] = Assigned::Yes;
         self.cur.push(Stmt::Call(Call {

@@ -13,6 +13,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use std::collections::HashSet;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Stmt};
 
@@ -21,25 +22,108 @@ use syn::{Expr, Stmt};
 const IO: &str = "__gm_io";
 const K: &str = "__gm_k";
 
-/// The buffer of `&mut buf` or `&mut buf[a..b]`.
-fn lent(e: &Expr) -> Option<(syn::Ident, Option<syn::ExprRange>)> {
-    let Expr::Reference(r) = super::strip(e) else {
+/// What a call lends mutably: a buffer whole (`&mut buf`), a range of one
+/// (`&mut buf[a..b]`), a float (`&mut s`) or an element (`&mut buf[i]`).
+enum Lent {
+    Whole(syn::Ident),
+    Range(syn::Ident, syn::ExprRange),
+    Scalar(syn::Ident),
+    Elem(syn::Ident, Expr),
+}
+
+fn lent(e: &Expr, buffers: &HashSet<String>) -> Option<Lent> {
+    let e = super::strip(e);
+    // `(&mut buf[a..b]).try_into().unwrap()`, for a `&mut [f64; N]`.
+    let e = match e {
+        Expr::MethodCall(u) if u.method == "unwrap" && u.args.is_empty() => {
+            match super::strip(&u.receiver) {
+                Expr::MethodCall(t) if t.method == "try_into" && t.args.is_empty() => {
+                    super::strip(&t.receiver)
+                }
+                _ => e,
+            }
+        }
+        _ => e,
+    };
+    let Expr::Reference(r) = e else {
         return None;
     };
     r.mutability?;
     match super::strip(&r.expr) {
-        Expr::Path(p) => Some((p.path.get_ident()?.clone(), None)),
+        Expr::Path(p) => {
+            let name = p.path.get_ident()?.clone();
+            Some(if buffers.contains(&name.to_string()) {
+                Lent::Whole(name)
+            } else {
+                Lent::Scalar(name)
+            })
+        }
         Expr::Index(ix) => {
             let Expr::Path(p) = super::strip(&ix.expr) else {
                 return None;
             };
-            let Expr::Range(range) = super::strip(&ix.index) else {
-                return None;
-            };
-            Some((p.path.get_ident()?.clone(), Some(range.clone())))
+            let name = p.path.get_ident()?.clone();
+            Some(match super::strip(&ix.index) {
+                Expr::Range(range) => Lent::Range(name, range.clone()),
+                i => Lent::Elem(name, i.clone()),
+            })
         }
         _ => None,
     }
+}
+
+/// Names that hold buffers rather than one float: indexed, measured,
+/// iterated, or bound to an array (by type or by value) somewhere. Only
+/// these tell `&mut buf` from `&mut s`; a wrong guess is a type error at
+/// the call, never a wrong number.
+struct Buffers<'a>(&'a mut HashSet<String>);
+
+impl Buffers<'_> {
+    fn note(&mut self, e: &Expr) {
+        if let Expr::Path(p) = super::strip(e) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.insert(i.to_string());
+            }
+        }
+    }
+}
+
+fn array_like(e: &Expr) -> bool {
+    match super::strip(e) {
+        Expr::Macro(_) | Expr::Array(_) | Expr::Repeat(_) => true,
+        Expr::MethodCall(m) => {
+            ["to_vec", "to_owned", "collect", "clone"].contains(&m.method.to_string().as_str())
+        }
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1),
+        _ => false,
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Buffers<'_> {
+    fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+        self.note(&ix.expr);
+        syn::visit::visit_expr_index(self, ix);
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let method = m.method.to_string();
+        if method == "len" || method.starts_with("iter") || method == "fill" {
+            self.note(&m.receiver);
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let (pat, ty) = match &l.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let arrays = ty.is_some_and(|t| crate::signature::float_name(t).is_none())
+            || l.init.as_ref().is_some_and(|i| array_like(&i.expr));
+        if let (syn::Pat::Ident(pi), true) = (pat, arrays) {
+            self.0.insert(pi.ident.to_string());
+        }
+        syn::visit::visit_local(self, l);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 /// `buf.copy_from_slice(src);` and `buf.fill(v);` on a local buffer as
@@ -74,8 +158,8 @@ fn method_write(st: &Stmt) -> Option<Vec<Stmt>> {
 }
 
 /// `g(.., &mut buf, ..);` as the statements above; `None` for any other
-/// statement.
-fn rewrite(st: &Stmt, ty: &TokenStream) -> Option<Vec<Stmt>> {
+/// statement. Several lent buffers (or floats) come back one after another.
+fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec<Stmt>> {
     if let Some(stmts) = method_write(st) {
         return Some(stmts);
     }
@@ -85,40 +169,75 @@ fn rewrite(st: &Stmt, ty: &TokenStream) -> Option<Vec<Stmt>> {
     let Expr::Path(func) = &*call.func else {
         return None;
     };
-    let lent_args: Vec<usize> = (0..call.args.len())
-        .filter(|&i| lent(&call.args[i]).is_some())
+    let lent: Vec<(usize, Lent)> = (0..call.args.len())
+        .filter_map(|i| Some((i, lent(&call.args[i], buffers)?)))
         .collect();
-    let [at] = lent_args[..] else { return None };
-    let (buf, range) = lent(&call.args[at])?;
+    let span = syn::spanned::Spanned::span(&call.args[lent.first()?.0]);
     let mut path = func.clone();
     let last = path.path.segments.last_mut()?;
     last.ident = format_ident!("{}_{}", last.ident, crate::outputs::SUFFIX);
     let mut args = call.args.clone();
-    let (io, k) = (
-        syn::Ident::new(IO, buf.span()),
-        syn::Ident::new(K, buf.span()),
-    );
-    let (read, store) = match &range {
-        None => (quote!(&#buf), quote!(#buf[#k])),
-        Some(r) => {
-            let start = r.start.as_deref().map_or(quote!(0), |s| quote!(#s));
-            (quote!(&#buf[#r]), quote!(#buf[#start + #k]))
-        }
-    };
-    args[at] = syn::parse_quote!(#read);
-    Some(vec![
-        syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);),
-        syn::parse_quote!(for #k in 0..#io.len() { #store = #io[#k]; }),
-    ])
+    let (io, k) = (syn::Ident::new(IO, span), syn::Ident::new(K, span));
+    let mut at: Vec<TokenStream> = vec![quote!(0)];
+    let mut stores: Vec<Stmt> = Vec::new();
+    let only = lent.len() == 1;
+    for (i, l) in &lent {
+        let off = match &at[..] {
+            [_] => quote!(),
+            _ => quote!(#(#at)+* +),
+        };
+        let (read, store, len): (TokenStream, Stmt, TokenStream) = match l {
+            Lent::Whole(buf) if only => (
+                quote!(&#buf),
+                syn::parse_quote!(for #k in 0..#io.len() { #buf[#k] = #io[#k]; }),
+                quote!(),
+            ),
+            Lent::Whole(buf) => (
+                quote!(&#buf),
+                syn::parse_quote!(for #k in 0..#buf.len() { #buf[#k] = #io[#off #k]; }),
+                quote!(#buf.len()),
+            ),
+            Lent::Range(buf, r) => {
+                let start = r.start.as_deref().map_or(quote!(0), |s| quote!(#s));
+                let end = r.end.as_deref().map_or(quote!(#buf.len()), |e| quote!(#e));
+                let len = match (&r.limits, only) {
+                    (_, true) => quote!(#io.len()),
+                    (syn::RangeLimits::Closed(_), _) => quote!((#end + 1 - (#start))),
+                    (syn::RangeLimits::HalfOpen(_), _) => quote!((#end - (#start))),
+                };
+                (
+                    quote!(&#buf[#r]),
+                    syn::parse_quote!(for #k in 0..#len { #buf[#start + #k] = #io[#off #k]; }),
+                    len,
+                )
+            }
+            Lent::Scalar(s) => (
+                quote!(#s),
+                syn::parse_quote!(#s = #io[#(#at)+*];),
+                quote!(1),
+            ),
+            Lent::Elem(buf, ix) => (
+                quote!(#buf[#ix]),
+                syn::parse_quote!(#buf[#ix] = #io[#(#at)+*];),
+                quote!(1),
+            ),
+        };
+        args[*i] = syn::parse_quote!(#read);
+        stores.push(store);
+        at.push(len);
+    }
+    let mut out = vec![syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);)];
+    out.extend(stores);
+    Some(out)
 }
 
-struct Calls<'a>(&'a TokenStream);
+struct Calls<'a>(&'a TokenStream, HashSet<String>);
 
 impl VisitMut for Calls<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         let mut out = Vec::with_capacity(b.stmts.len());
         for st in b.stmts.drain(..) {
-            match rewrite(&st, self.0) {
+            match rewrite(&st, self.0, &self.1) {
                 Some(stmts) => out.extend(stmts),
                 None => out.push(st),
             }
@@ -131,6 +250,15 @@ impl VisitMut for Calls<'_> {
 
 /// Rewrites every call lending a buffer mutably in `block`; `ty` is the
 /// function's float type.
-pub(crate) fn desugar(block: &mut syn::Block, ty: &TokenStream) {
-    Calls(ty).visit_block_mut(block);
+pub(crate) fn desugar(sig: &syn::Signature, block: &mut syn::Block, ty: &TokenStream) {
+    let mut buffers = HashSet::new();
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            if let (syn::Pat::Ident(pi), None) = (&*pt.pat, crate::signature::float_name(&pt.ty)) {
+                buffers.insert(pi.ident.to_string());
+            }
+        }
+    }
+    syn::visit::Visit::visit_block(&mut Buffers(&mut buffers), block);
+    Calls(ty, buffers).visit_block_mut(block);
 }
