@@ -108,8 +108,26 @@ fn lower(
     if cx.has_errors() {
         return None;
     }
-    let out = func.vars.iter().position(|v| v.ident == OUT).map(VarId)?;
+    let out = match func.vars.iter().position(|v| v.ident == OUT) {
+        Some(i) => VarId(i),
+        None => summed(&func)?,
+    };
     Some((func, names, out, sig.receiver))
+}
+
+/// The array the final `Σ out[i] * w[i]` loop reads, when the function's
+/// value is a local array named as it is (no copy into `__gm_out`).
+fn summed(func: &Func) -> Option<VarId> {
+    let Some(crate::ir::Stmt::Loop(l)) = func.body.stmts.last() else {
+        return None;
+    };
+    l.body.stmts.iter().find_map(|st| match st {
+        crate::ir::Stmt::Step(step) => step.args.iter().find_map(|a| match a {
+            crate::ir::Operand::Elem(v, _) if func.vars[v.0].ident != W => Some(*v),
+            _ => None,
+        }),
+        _ => None,
+    })
 }
 
 /// `f_pullback(args.., d_out: &[f64], slots..)` and `f_pushforward(args..,
@@ -258,6 +276,19 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
     sig.inputs.push(syn::parse_quote!(#w: &[#ty]));
     sig.inputs.push(syn::parse_quote!(#check: bool));
     let zero = crate::generic::lit(&ty, "0.0");
+    // A local `Vec` returned by name is read in place: binding it to
+    // `__gm_out` would copy it, and its adjoint, on every call.
+    let (out, bind) = match (&tail, crate::signature::param_shape(&ret)) {
+        (syn::Expr::Path(p), Ok(Some(Shape::Array { len: None })))
+            if p.path.get_ident().is_some_and(|i| is_local(&stmts, i)) =>
+        {
+            (p.path.get_ident()?.clone(), quote!())
+        }
+        _ => {
+            let bind = quote!(let #out: #ret = #tail;);
+            (out, bind)
+        }
+    };
     let add = crate::generic::update(
         &ty,
         &quote!(__gm_sum),
@@ -266,7 +297,7 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
     );
     let block: syn::Block = syn::parse_quote!({
         #(#stmts)*
-        let #out: #ret = #tail;
+        #bind
         fn __gm_len(check: bool, w: usize, out: usize) -> usize {
             if check {
                 ::core::assert!(w == out, #msg, w, out);
@@ -284,6 +315,21 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
         vis: syn::Visibility::Inherited,
         sig,
         block: Box::new(block),
+    })
+}
+
+/// Whether `name` is bound by a `let` among the body's top-level statements
+/// (a parameter, or a name bound only inside a block, is not read in place).
+fn is_local(stmts: &[syn::Stmt], name: &Ident) -> bool {
+    stmts.iter().any(|s| match s {
+        syn::Stmt::Local(l) => {
+            let pat = match &l.pat {
+                syn::Pat::Type(pt) => &*pt.pat,
+                p => p,
+            };
+            matches!(pat, syn::Pat::Ident(pi) if pi.ident == *name)
+        }
+        _ => false,
     })
 }
 
