@@ -131,9 +131,12 @@ pub(crate) fn lower_until_stable(
     lower::data_loops::desugar(&mut f.block);
     lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     // Before the views: its copies read sources through views.
-    lower::outputs::desugar(&f.sig, &mut f.block, &crate::emit::float_ty(&sig.float));
+    lower::outputs::desugar_methods(&mut f.block);
     let mut errors = lower::sugar::desugar(&mut f.block);
     errors.extend(lower::matching::desugar(&mut f.block));
+    // After the views: a mutable view lent whole (`h(x, v)`) is then `h(x,
+    // &mut buf[a..b])`.
+    lower::outputs::desugar_calls(&f.sig, &mut f.block, &crate::emit::float_ty(&sig.float));
     for (tokens, msg) in errors {
         cx.error(tokens, msg);
     }

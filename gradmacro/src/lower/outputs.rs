@@ -12,7 +12,7 @@
 //! checked, as the method does) and `buf.fill(v)`.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use std::collections::HashSet;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Stmt};
@@ -160,9 +160,6 @@ fn method_write(st: &Stmt) -> Option<Vec<Stmt>> {
 /// `g(.., &mut buf, ..);` as the statements above; `None` for any other
 /// statement. Several lent buffers (or floats) come back one after another.
 fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec<Stmt>> {
-    if let Some(stmts) = method_write(st) {
-        return Some(stmts);
-    }
     let Stmt::Expr(Expr::Call(call), Some(_)) = st else {
         return None;
     };
@@ -190,7 +187,7 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
             Lent::Whole(buf) if only => (
                 quote!(&#buf),
                 syn::parse_quote!(for #k in 0..#io.len() { #buf[#k] = #io[#k]; }),
-                quote!(),
+                quote!(#buf.len()),
             ),
             Lent::Whole(buf) => (
                 quote!(&#buf),
@@ -200,10 +197,9 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
             Lent::Range(buf, r) => {
                 let start = r.start.as_deref().map_or(quote!(0), |s| quote!(#s));
                 let end = r.end.as_deref().map_or(quote!(#buf.len()), |e| quote!(#e));
-                let len = match (&r.limits, only) {
-                    (_, true) => quote!(#io.len()),
-                    (syn::RangeLimits::Closed(_), _) => quote!((#end + 1 - (#start))),
-                    (syn::RangeLimits::HalfOpen(_), _) => quote!((#end - (#start))),
+                let len = match &r.limits {
+                    syn::RangeLimits::Closed(_) => quote!((#end + 1 - (#start))),
+                    syn::RangeLimits::HalfOpen(_) => quote!((#end - (#start))),
                 };
                 (
                     quote!(&#buf[#r]),
@@ -226,18 +222,34 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
         stores.push(store);
         at.push(len);
     }
-    let mut out = vec![syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);)];
+    // A lent buffer this rewrite does not recognise (`b.as_mut()`) would
+    // shift every copy back: the lengths must agree.
+    let total = &at[1..];
+    let message = format!(
+        "`{}` returns more outputs than this call lends: lend each buffer as `&mut buf`, `&mut buf[a..b]` or `&mut x`",
+        func.to_token_stream()
+    );
+    let mut out = vec![
+        syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);),
+        syn::parse_quote!(::core::assert_eq!(#io.len(), #(#total)+*, #message);),
+    ];
     out.extend(stores);
     Some(out)
 }
 
-struct Calls<'a>(&'a TokenStream, HashSet<String>);
+/// Rewrites calls lending buffers (with the float type and the buffers'
+/// names), or with `None` the writes by method.
+struct Calls<'a>(Option<(&'a TokenStream, HashSet<String>)>);
 
 impl VisitMut for Calls<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         let mut out = Vec::with_capacity(b.stmts.len());
         for st in b.stmts.drain(..) {
-            match rewrite(&st, self.0, &self.1) {
+            let rewritten = match &self.0 {
+                Some((ty, buffers)) => rewrite(&st, ty, buffers),
+                None => method_write(&st),
+            };
+            match rewritten {
                 Some(stmts) => out.extend(stmts),
                 None => out.push(st),
             }
@@ -248,9 +260,16 @@ impl VisitMut for Calls<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
-/// Rewrites every call lending a buffer mutably in `block`; `ty` is the
-/// function's float type.
-pub(crate) fn desugar(sig: &syn::Signature, block: &mut syn::Block, ty: &TokenStream) {
+/// Rewrites the writes into a buffer by method (`buf.fill(v)`), before the
+/// views are written out: their copies read sources through views.
+pub(crate) fn desugar_methods(block: &mut syn::Block) {
+    Calls(None).visit_block_mut(block);
+}
+
+/// Rewrites every call lending a buffer mutably in `block`, after the views
+/// are written out (a mutable view lent whole, `h(x, v)`, is then `h(x,
+/// &mut buf[a..b])`); `ty` is the function's float type.
+pub(crate) fn desugar_calls(sig: &syn::Signature, block: &mut syn::Block, ty: &TokenStream) {
     let mut buffers = HashSet::new();
     for input in &sig.inputs {
         if let syn::FnArg::Typed(pt) = input {
@@ -260,5 +279,5 @@ pub(crate) fn desugar(sig: &syn::Signature, block: &mut syn::Block, ty: &TokenSt
         }
     }
     syn::visit::Visit::visit_block(&mut Buffers(&mut buffers), block);
-    Calls(ty, buffers).visit_block_mut(block);
+    Calls(Some((ty, buffers))).visit_block_mut(block);
 }

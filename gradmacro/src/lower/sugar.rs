@@ -218,6 +218,12 @@ fn tuple_lets(l: &syn::Local) -> Option<Vec<Stmt>> {
             let (r, k) = (&m.receiver, &m.args[0]);
             Some(syn::parse_quote!((&#r[..#k], &#r[#k..])))
         }
+        // Two views that are written through: the `let`s go once every use
+        // reads the buffer in place.
+        Expr::MethodCall(m) if m.method == "split_at_mut" && m.args.len() == 1 => {
+            let (r, k) = (&m.receiver, &m.args[0]);
+            Some(syn::parse_quote!((&mut #r[..#k], &mut #r[#k..])))
+        }
         _ => None,
     };
     let Expr::Tuple(values) = sin_cos.as_ref().unwrap_or(init) else {
@@ -493,12 +499,14 @@ fn chunked(e: &Expr, n: usize) -> Option<Expr> {
     }
 }
 
-/// A view `let v = &x[a..b];`: what `v` stands for.
+/// A view `let v = &x[a..b];` (or `&mut x[a..b]`): what `v` stands for.
 struct View {
     name: String,
     arr: syn::Ident,
     start: Option<Expr>,
     end: Option<Expr>,
+    /// `&mut`: written through (`v[i] = ..`), lent to helpers writing into it.
+    mutable: bool,
 }
 
 /// Rewrites the uses of each view of `stmts` in the statements after it and
@@ -537,9 +545,6 @@ fn view_of(st: &Stmt) -> Option<View> {
     let Expr::Reference(r) = super::strip(&l.init.as_ref()?.expr) else {
         return None;
     };
-    if r.mutability.is_some() {
-        return None;
-    }
     let (arr, start, end) = match super::strip(&r.expr) {
         Expr::Path(x) => (x.path.get_ident()?.clone(), None, None),
         Expr::Index(ix) => {
@@ -569,6 +574,7 @@ fn view_of(st: &Stmt) -> Option<View> {
         arr,
         start,
         end,
+        mutable: r.mutability.is_some(),
     })
 }
 
@@ -587,6 +593,15 @@ impl ViewSub<'_> {
             super::collect_expr_idents(e, &mut names);
         }
         names
+    }
+
+    /// Whether assigning `name` changes what the view stands for: writing
+    /// through a mutable view (`v[i] = ..`) does not.
+    fn rebinds(&self, name: &str) -> bool {
+        if self.view.mutable && (name == self.view.name || self.view.arr == name) {
+            return false;
+        }
+        self.depends().contains(name)
     }
 
     /// `start + i`, or `i` for a view from the start.
@@ -771,9 +786,27 @@ impl ViewSub<'_> {
             _ => syn::parse_quote!((&#arr[#a..#b])),
         }
     }
+
+    /// A mutable view lent to a call that is a statement of its own (a
+    /// helper writing into it): `&mut x[a..b]`.
+    fn lent(&self) -> Expr {
+        let arr = &self.view.arr;
+        let (a, b) = (&self.view.start, &self.view.end);
+        syn::parse_quote!(&mut #arr[#a..#b])
+    }
 }
 
 impl VisitMut for ViewSub<'_> {
+    fn visit_stmt_mut(&mut self, st: &mut Stmt) {
+        if let (Stmt::Expr(Expr::Call(c), Some(_)), true) = (&mut *st, self.view.mutable) {
+            for a in c.args.iter_mut() {
+                if is_name(a, &self.view.name) {
+                    *a = self.lent();
+                }
+            }
+        }
+        syn::visit_mut::visit_stmt_mut(self, st);
+    }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if self.bail {
             return;
@@ -834,10 +867,10 @@ impl VisitMut for ViewSub<'_> {
                 return;
             }
             Expr::Assign(a) => {
-                self.bail |= assigned(&a.left).is_some_and(|n| self.depends().contains(&n));
+                self.bail |= assigned(&a.left).is_some_and(|n| self.rebinds(&n));
             }
             Expr::Binary(b) if super::rename::is_compound_assign(&b.op) => {
-                self.bail |= assigned(&b.left).is_some_and(|n| self.depends().contains(&n));
+                self.bail |= assigned(&b.left).is_some_and(|n| self.rebinds(&n));
             }
             _ => {}
         }
