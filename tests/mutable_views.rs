@@ -157,3 +157,60 @@ fn writes_through_a_mutable_view() {
         assert_all_close("d/dx", &dx, &want, 1e-12, 1e-12);
     }
 }
+
+/// Scales a buffer in place.
+#[differentiate]
+fn scale_all(k: f64, out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] *= k;
+    }
+}
+
+#[differentiate]
+fn sum_sq(v: &[f64]) -> f64 {
+    v.iter().map(|e| e * e).sum()
+}
+
+/// Views carved in a block that returns them as a tuple, checked by an
+/// `assert_eq!` on a view, lent to a helper, written through; a buffer
+/// passed to a reader as `buf.as_mut()`.
+#[differentiate]
+fn carve(x: &[f64]) -> f64 {
+    let mut buf = vec![0.0; 6];
+    buf.copy_from_slice(x);
+    let (lo, hi) = {
+        let tail = &mut buf[2..];
+        let (a, b) = tail.split_at_mut(2);
+        (a, b)
+    };
+    assert_eq!(lo.len(), 2);
+    scale_all(3.0, lo);
+    hi[0] *= lo[1];
+    let s = sum_sq(buf.as_mut());
+    buf.iter().sum::<f64>() + 0.1 * s
+}
+
+#[test]
+fn views_carved_in_a_block() {
+    for x in [
+        vec![0.5, -1.0, 2.0, 0.25, 1.5, -0.5],
+        vec![1.0, 0.3, -0.7, 2.2, -0.4, 0.9],
+    ] {
+        let (value, dx) = carve_grad(&x);
+        assert_bits("value", value, carve(&x));
+        // buf = [x0, x1, 3 x2, 3 x3, 3 x3 x4, x5]; value = Σ buf + 0.1 Σ buf².
+        let b = [x[0], x[1], 3.0 * x[2], 3.0 * x[3], 3.0 * x[3] * x[4], x[5]];
+        let g = |i: usize| 1.0 + 0.2 * b[i];
+        let want = [
+            g(0),
+            g(1),
+            3.0 * g(2),
+            3.0 * g(3) + 3.0 * x[4] * g(4),
+            3.0 * x[3] * g(4),
+            g(5),
+        ];
+        assert_all_close("d/dx", &dx, &want, 1e-12, 1e-12);
+        let fd = central_difference(|v: &[f64]| carve(v), &x);
+        assert_all_close("d/dx (differences)", &dx, &fd, 1e-7, 1e-7);
+    }
+}

@@ -226,3 +226,44 @@ fn slices_of_slices_and_reborrows() {
         assert_all_close("gradient", &g, &want, 1e-12, 1e-12);
     }
 }
+
+/// A view whose bound is a name the loop binds again (`i`): the view keeps
+/// the range it was made with (this read `x[i + i]` once).
+#[differentiate]
+#[allow(clippy::needless_range_loop)]
+fn view_then_loop_over_i(x: &[f64], i: usize) -> f64 {
+    let v = &x[i..];
+    let mut s = 0.0;
+    for i in 0..2 {
+        s += v[i] * (i as f64 + 1.0);
+    }
+    s
+}
+
+/// A view shadowed inside a block: its uses after the block are the view's,
+/// the block's are the new binding's.
+#[differentiate]
+fn view_shadowed_in_a_block(x: &[f64]) -> f64 {
+    let v = &x[1..];
+    let inner = {
+        let v = &x[2..];
+        v[0] * 10.0
+    };
+    v[0] + inner
+}
+
+#[test]
+fn views_keep_the_range_they_were_made_with() {
+    let x = [0.5, -1.5, 2.0, 3.0];
+    for i in 0..3 {
+        let (value, dx) = view_then_loop_over_i_grad(&x, i);
+        assert_bits("value", value, view_then_loop_over_i(&x, i));
+        let mut want = vec![0.0; 4];
+        want[i] = 1.0;
+        want[i + 1] = 2.0;
+        assert_all_close("d/dx", &dx, &want, 0.0, 0.0);
+    }
+    let (value, dx) = view_shadowed_in_a_block_grad(&x);
+    assert_bits("value", value, view_shadowed_in_a_block(&x));
+    assert_all_close("d/dx", &dx, &[0.0, 1.0, 10.0, 0.0], 0.0, 0.0);
+}

@@ -257,6 +257,22 @@ impl VisitMut for Calls<'_> {
         b.stmts = out;
         syn::visit_mut::visit_block_mut(self, b);
     }
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        // `x.as_mut()` passed where a callee reads a slice is `&x` (a buffer
+        // lent to be written is written `&mut x`).
+        if self.0.is_none() {
+            for a in c.args.iter_mut() {
+                let Expr::MethodCall(m) = &*a else { continue };
+                let conversion = ["as_mut", "as_mut_slice", "as_ref", "as_slice"]
+                    .contains(&m.method.to_string().as_str());
+                if conversion && m.args.is_empty() && matches!(&*m.receiver, Expr::Path(_)) {
+                    let r = &m.receiver;
+                    *a = syn::parse_quote!(&#r);
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
+    }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 

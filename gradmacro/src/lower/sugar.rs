@@ -74,7 +74,17 @@ impl VisitMut for Sugar {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         self.scopes.push(HashMap::new());
         let mut out = Vec::with_capacity(b.stmts.len());
-        for mut s in std::mem::take(&mut b.stmts) {
+        let mut todo: std::collections::VecDeque<Stmt> = std::mem::take(&mut b.stmts).into();
+        while let Some(mut s) = todo.pop_front() {
+            if let Stmt::Local(l) = &s {
+                if let Some(lets) = block_tuple(l, self.loops) {
+                    self.loops += 1;
+                    for l in lets.into_iter().rev() {
+                        todo.push_front(l);
+                    }
+                    continue;
+                }
+            }
             self.visit_stmt_mut(&mut s);
             if let Stmt::Local(l) = &s {
                 let mut names = HashSet::new();
@@ -199,6 +209,82 @@ fn local_closure(l: &syn::Local) -> Option<(String, Closure)> {
             stale: false,
         },
     ))
+}
+
+/// `let (a, b) = { stmts; (e0, e1) };` as the block's statements, its names
+/// renamed apart (`__gm_b{n}_tmp`), then `let (a, b) = (e0, e1);`: the
+/// statements run where the block did, and nothing after sees their names.
+fn block_tuple(l: &syn::Local, n: usize) -> Option<Vec<Stmt>> {
+    let pat = match &l.pat {
+        Pat::Type(pt) => &*pt.pat,
+        p => p,
+    };
+    let Pat::Tuple(t) = pat else { return None };
+    let Expr::Block(b) = super::strip(&l.init.as_ref()?.expr) else {
+        return None;
+    };
+    if b.label.is_some() || l.init.as_ref()?.diverge.is_some() {
+        return None;
+    }
+    let mut stmts = b.block.stmts.clone();
+    let Some(Stmt::Expr(Expr::Tuple(values), None)) = stmts.pop() else {
+        return None;
+    };
+    if values.elems.len() != t.elems.len() {
+        return None;
+    }
+    let mut names = HashSet::new();
+    for st in &stmts {
+        match st {
+            Stmt::Local(l) => pat_names(&l.pat, &mut names),
+            Stmt::Item(_) | Stmt::Macro(_) => return None,
+            Stmt::Expr(..) => {}
+        }
+    }
+    let mut block: syn::Block = syn::parse_quote!({ #(#stmts)* #values });
+    let mut rename = RenameApart { names: &names, n };
+    rename.visit_block_mut(&mut block);
+    let Some(Stmt::Expr(values, None)) = block.stmts.pop() else {
+        return None;
+    };
+    let mut l = l.clone();
+    if let Some(init) = &mut l.init {
+        *init.expr = values;
+    }
+    block.stmts.push(Stmt::Local(l));
+    Some(block.stmts)
+}
+
+/// Renames the names a block binds to `__gm_b{n}_{name}`, in patterns and
+/// in plain paths (never fields or methods).
+struct RenameApart<'a> {
+    names: &'a HashSet<String>,
+    n: usize,
+}
+
+impl RenameApart<'_> {
+    fn fresh(&self, i: &syn::Ident) -> Option<syn::Ident> {
+        self.names
+            .contains(&i.to_string())
+            .then(|| format_ident!("__gm_b{}_{}", self.n, i))
+    }
+}
+
+impl VisitMut for RenameApart<'_> {
+    fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+        if let Some(f) = self.fresh(&p.ident) {
+            p.ident = f;
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, p);
+    }
+    fn visit_expr_path_mut(&mut self, p: &mut syn::ExprPath) {
+        if p.qself.is_none() && p.path.segments.len() == 1 {
+            if let Some(f) = self.fresh(&p.path.segments[0].ident) {
+                p.path.segments[0].ident = f;
+            }
+        }
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// `let (a, b) = (e0, e1);` (or `x.sin_cos()`) as one `let` per name.
@@ -511,29 +597,89 @@ struct View {
 
 /// Rewrites the uses of each view of `stmts` in the statements after it and
 /// drops its `let`, unless something it names is bound or assigned again.
+/// Bounds that read names bound again later (`let v = &x[i..];` then `for i
+/// in ..`) are first bound to names of their own, as the view fixes them
+/// when it is made.
 fn views(mut stmts: Vec<Stmt>) -> Vec<Stmt> {
     let mut k = 0;
     while k < stmts.len() {
-        let Some(view) = view_of(&stmts[k]) else {
+        let Some(mut view) = view_of(&stmts[k]) else {
             k += 1;
             continue;
         };
+        let bounds = fix_bounds(&mut view, &stmts[k + 1..]);
         let mut rest: Vec<Stmt> = stmts[k + 1..].to_vec();
         let mut sub = ViewSub {
             view: &view,
             bail: false,
         };
-        for st in &mut rest {
-            sub.visit_stmt_mut(st);
-        }
+        sub.visit_stmts(&mut rest);
         if sub.bail {
             k += 1;
             continue;
         }
         stmts.truncate(k);
+        k += bounds.len();
+        stmts.extend(bounds);
         stmts.extend(rest);
     }
     stmts
+}
+
+/// `let __gm_v_lo: usize = a;` (and `_hi`) for the bounds of `view` that
+/// read a name `rest` binds or assigns again; the view then reads those.
+fn fix_bounds(view: &mut View, rest: &[Stmt]) -> Vec<Stmt> {
+    let mut names = HashSet::new();
+    for e in view.start.iter().chain(&view.end) {
+        super::collect_expr_idents(e, &mut names);
+    }
+    names.remove(&view.arr.to_string());
+    let mut rebound = Rebound {
+        names: &names,
+        found: false,
+    };
+    for st in rest {
+        syn::visit::Visit::visit_stmt(&mut rebound, st);
+    }
+    if !rebound.found {
+        return Vec::new();
+    }
+    let mut lets = Vec::new();
+    for (bound, suffix) in [(&mut view.start, "lo"), (&mut view.end, "hi")] {
+        let Some(e) = bound.as_ref() else { continue };
+        if matches!(e, Expr::Lit(_)) {
+            continue;
+        }
+        let name = format_ident!("__gm_{}_{}", view.name, suffix);
+        lets.push(syn::parse_quote!(let #name: usize = #e;));
+        *bound = Some(syn::parse_quote!(#name));
+    }
+    lets
+}
+
+/// Whether any of `names` is bound (by `let`, a loop, a closure or a `match`
+/// arm) or assigned.
+struct Rebound<'a> {
+    names: &'a HashSet<String>,
+    found: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Rebound<'_> {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.found |= self.names.contains(&p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.found |= assigned(&a.left).is_some_and(|n| self.names.contains(&n));
+        syn::visit::visit_expr_assign(self, a);
+    }
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if super::rename::is_compound_assign(&b.op) {
+            self.found |= assigned(&b.left).is_some_and(|n| self.names.contains(&n));
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 fn view_of(st: &Stmt) -> Option<View> {
@@ -796,7 +942,35 @@ impl ViewSub<'_> {
     }
 }
 
+impl ViewSub<'_> {
+    /// The statements of one block in order, up to a `let` that binds the
+    /// view's name again (its initialiser still sees the view; what follows
+    /// does not).
+    fn visit_stmts(&mut self, stmts: &mut [Stmt]) {
+        for st in stmts {
+            if let Stmt::Local(l) = st {
+                let mut names = HashSet::new();
+                pat_names(&l.pat, &mut names);
+                if names.contains(&self.view.name) {
+                    if let Some(init) = &mut l.init {
+                        self.visit_expr_mut(&mut init.expr);
+                    }
+                    return;
+                }
+            }
+            self.visit_stmt_mut(st);
+        }
+    }
+}
+
 impl VisitMut for ViewSub<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.visit_stmts(&mut b.stmts);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        in_vec_macro(m, |x| self.visit_expr_mut(x));
+        in_value_macro(m, |x| self.visit_expr_mut(x));
+    }
     fn visit_stmt_mut(&mut self, st: &mut Stmt) {
         if let (Stmt::Expr(Expr::Call(c), Some(_)), true) = (&mut *st, self.view.mutable) {
             for a in c.args.iter_mut() {
@@ -881,7 +1055,12 @@ impl VisitMut for ViewSub<'_> {
         pat_names(&l.pat, &mut names);
         // The initialiser still sees the view; what follows would not.
         if let Some(init) = &mut l.init {
-            self.visit_expr_mut(&mut init.expr);
+            if self.view.mutable && is_name(&init.expr, &self.view.name) {
+                // `let w = v;` moves the mutable view: `w` is one too.
+                *init.expr = self.lent();
+            } else {
+                self.visit_expr_mut(&mut init.expr);
+            }
         }
         self.bail |= !names.is_disjoint(&self.depends());
     }
@@ -911,6 +1090,37 @@ fn operand(e: &Expr) -> Expr {
         | Expr::Field(_)
         | Expr::Paren(_) => e.clone(),
         _ => syn::parse_quote!((#e)),
+    }
+}
+
+/// Applies `f` to the arguments of the macros kept on values (`assert!`,
+/// `assert_eq!`, `println!`, ...), whose tokens syn leaves unparsed.
+pub(crate) fn in_value_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
+    const VALUE_MACROS: [&str; 11] = [
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "debug_assert",
+        "debug_assert_eq",
+        "debug_assert_ne",
+        "println",
+        "eprintln",
+        "print",
+        "eprint",
+        "format",
+    ];
+    let Some(name) = m.path.get_ident() else {
+        return;
+    };
+    if !VALUE_MACROS.contains(&name.to_string().as_str()) {
+        return;
+    }
+    let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    if let Ok(mut items) = syn::parse::Parser::parse2(list, m.tokens.clone()) {
+        for item in items.iter_mut() {
+            f(item);
+        }
+        m.tokens = quote!(#items);
     }
 }
 
