@@ -214,3 +214,51 @@ fn views_carved_in_a_block() {
         assert_all_close("d/dx (differences)", &dx, &fd, 1e-7, 1e-7);
     }
 }
+
+/// Both layers in a helper writing into the whole state: the second layer's
+/// input is a mutable view (`below`) passed where the cell only reads, as
+/// ADBench's LSTM passes its previous layer's state.
+#[differentiate]
+fn stacked(weight: &[f64], bias: &[f64], state: &mut [f64], x: &[f64]) {
+    let h = x.len();
+    let (s1, s2) = state.split_at_mut(h);
+    lstm_cell(h, &weight[..4 * h], &bias[..4 * h], s1, &mut s2[..h], x);
+    let (below, layer) = state.split_at_mut(2 * h);
+    let (s3, s4) = layer.split_at_mut(h);
+    lstm_cell(h, &weight[4 * h..], &bias[4 * h..], s3, s4, below);
+}
+
+#[differentiate(wrt(weight, bias))]
+fn stacked_loss(weight: &[f64], bias: &[f64], x: &[f64]) -> f64 {
+    let mut state = vec![0.25; 4 * x.len()];
+    stacked(weight, bias, &mut state, x);
+    let mut s = 0.0;
+    for (i, v) in state.iter().enumerate() {
+        s += (i as f64 + 1.0) * v;
+    }
+    s
+}
+
+#[test]
+fn a_mutable_view_lent_where_it_is_only_read() {
+    for h in [1, 2, 3] {
+        let weight: Vec<f64> = (0..8 * h)
+            .map(|i| 0.2 * ((i * 5 % 7) as f64 - 3.0) / 3.0)
+            .collect();
+        let bias: Vec<f64> = (0..8 * h)
+            .map(|i| 0.1 * ((i * 3 % 4) as f64 - 1.5))
+            .collect();
+        let x: Vec<f64> = (0..h).map(|i| 0.3 + 0.25 * i as f64).collect();
+        let (value, (dw, db)) = stacked_loss_grad(&weight, &bias, &x);
+        assert_bits("value", value, stacked_loss(&weight, &bias, &x));
+        let plain = two_layers_plain(&weight, &bias, &x);
+        assert!(
+            (value - plain).abs() <= 1e-12 * plain.abs().max(1.0),
+            "{value} vs {plain}"
+        );
+        let fd_w = central_difference(|w: &[f64]| two_layers_plain(w, &bias, &x), &weight);
+        let fd_b = central_difference(|b: &[f64]| two_layers_plain(&weight, b, &x), &bias);
+        assert_all_close("d/dweight", &dw, &fd_w, 1e-7, 1e-7);
+        assert_all_close("d/dbias", &db, &fd_b, 1e-7, 1e-7);
+    }
+}

@@ -21,6 +21,11 @@ use syn::{FnArg, Pat, Type};
 /// The suffix of the rewritten helper's name, known to callers.
 pub const SUFFIX: &str = "outputs";
 
+/// The suffix of `__h_OUTPUTS`, which parameters of `h` are outputs: a
+/// caller lending a buffer that may only be read (a mutable view passed
+/// whole) copies it back only if it is one.
+pub const FLAGS: &str = "OUTPUTS";
+
 /// An output of a helper returning nothing: its position, name, element
 /// type and what it is: a buffer (`&mut [f64]`, `&mut Vec<f64>`, `&mut [f64;
 /// N]` with its length) or one float (`&mut f64`).
@@ -110,6 +115,15 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
         return None;
     }
     let helper = rewrite(f, &outputs);
+    let flags_name = format_ident!("__{}_{}", f.sig.ident, FLAGS);
+    let n = f.sig.inputs.len();
+    let is_output = (0..n).map(|i| outputs.iter().any(|o| o.index == i));
+    let vis = &f.vis;
+    let flags = quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        #vis const #flags_name: [bool; #n] = [#(#is_output),*];
+    };
     let for_callers = crate::vector::for_callers_only(&helper, args.tangent, cx)?;
     let elem = &outputs[0].elem;
     let no_tangent = if args.tangent {
@@ -147,7 +161,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
             ("adjoint_acc", (2, 1), quote!()),
         ],
     );
-    Some(quote!(#helper #for_callers #no_tangent #placeholders))
+    Some(quote!(#helper #flags #for_callers #no_tangent #placeholders))
 }
 
 /// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
@@ -282,8 +296,10 @@ impl MutArgs {
         for a in &mut c.args {
             let syn::Expr::Path(p) = a else { continue };
             if let Some(name) = self.0.iter().find(|n| p.path.is_ident(*n)) {
+                // Parenthesised: the callee may only read it (see
+                // `lower/outputs.rs`).
                 *a = if mutably {
-                    syn::parse_quote!(&mut #name)
+                    syn::parse_quote!((&mut #name))
                 } else {
                     syn::parse_quote!(&#name)
                 };

@@ -21,6 +21,7 @@ use syn::{Expr, Stmt};
 /// them: they start with `__gm_`).
 const IO: &str = "__gm_io";
 const K: &str = "__gm_k";
+const AT: &str = "__gm_at";
 
 /// What a call lends mutably: a buffer whole (`&mut buf`), a range of one
 /// (`&mut buf[a..b]`), a float (`&mut s`) or an element (`&mut buf[i]`).
@@ -159,6 +160,9 @@ fn method_write(st: &Stmt) -> Option<Vec<Stmt>> {
 
 /// `g(.., &mut buf, ..);` as the statements above; `None` for any other
 /// statement. Several lent buffers (or floats) come back one after another.
+/// A buffer that may be lent to be read only (a mutable view passed whole,
+/// `(&mut buf[a..b])`) is copied back if the callee's `__g_OUTPUTS` says that
+/// parameter is an output.
 fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec<Stmt>> {
     let Stmt::Expr(Expr::Call(call), Some(_)) = st else {
         return None;
@@ -166,25 +170,37 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
     let Expr::Path(func) = &*call.func else {
         return None;
     };
-    let lent: Vec<(usize, Lent)> = (0..call.args.len())
-        .filter_map(|i| Some((i, lent(&call.args[i], buffers)?)))
+    let lent: Vec<(usize, Lent, bool)> = (0..call.args.len())
+        .filter_map(|i| {
+            let a = &call.args[i];
+            let maybe = matches!(a, Expr::Paren(_));
+            Some((i, lent(a, buffers)?, maybe))
+        })
         .collect();
     let span = syn::spanned::Spanned::span(&call.args[lent.first()?.0]);
     let mut path = func.clone();
     let last = path.path.segments.last_mut()?;
+    let outputs_flags = format_ident!("__{}_{}", last.ident, crate::outputs::FLAGS);
     last.ident = format_ident!("{}_{}", last.ident, crate::outputs::SUFFIX);
+    let mut flags = path.clone();
+    if let Some(last) = flags.path.segments.last_mut() {
+        last.ident = outputs_flags;
+    }
     let mut args = call.args.clone();
     let (io, k) = (syn::Ident::new(IO, span), syn::Ident::new(K, span));
-    let mut at: Vec<TokenStream> = vec![quote!(0)];
+    let at = syn::Ident::new(AT, span);
+    let dynamic = lent.iter().any(|(_, _, maybe)| *maybe);
+    let mut offsets: Vec<TokenStream> = vec![quote!(0)];
     let mut stores: Vec<Stmt> = Vec::new();
     let only = lent.len() == 1;
-    for (i, l) in &lent {
-        let off = match &at[..] {
-            [_] => quote!(),
-            _ => quote!(#(#at)+* +),
+    for (i, l, maybe) in &lent {
+        let off = match (&offsets[..], dynamic) {
+            (_, true) => quote!(#at +),
+            ([_], false) => quote!(),
+            (_, false) => quote!(#(#offsets)+* +),
         };
         let (read, store, len): (TokenStream, Stmt, TokenStream) = match l {
-            Lent::Whole(buf) if only => (
+            Lent::Whole(buf) if only && !dynamic => (
                 quote!(&#buf),
                 syn::parse_quote!(for #k in 0..#io.len() { #buf[#k] = #io[#k]; }),
                 quote!(#buf.len()),
@@ -207,33 +223,42 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
                     len,
                 )
             }
-            Lent::Scalar(s) => (
-                quote!(#s),
-                syn::parse_quote!(#s = #io[#(#at)+*];),
-                quote!(1),
-            ),
+            Lent::Scalar(s) => (quote!(#s), syn::parse_quote!(#s = #io[#off 0];), quote!(1)),
             Lent::Elem(buf, ix) => (
                 quote!(#buf[#ix]),
-                syn::parse_quote!(#buf[#ix] = #io[#(#at)+*];),
+                syn::parse_quote!(#buf[#ix] = #io[#off 0];),
                 quote!(1),
             ),
         };
         args[*i] = syn::parse_quote!(#read);
-        stores.push(store);
-        at.push(len);
+        match (dynamic, maybe) {
+            (false, _) => stores.push(store),
+            (true, false) => {
+                stores.push(store);
+                stores.push(syn::parse_quote!(#at += #len;));
+            }
+            (true, true) => stores.push(syn::parse_quote!(if #flags[#i] { #store #at += #len; })),
+        }
+        offsets.push(len);
     }
     // A lent buffer this rewrite does not recognise (`b.as_mut()`) would
     // shift every copy back: the lengths must agree.
-    let total = &at[1..];
+    let total = if dynamic {
+        quote!(#at)
+    } else {
+        let lens = &offsets[1..];
+        quote!(#(#lens)+*)
+    };
     let message = format!(
         "`{}` returns more outputs than this call lends: lend each buffer as `&mut buf`, `&mut buf[a..b]` or `&mut x`",
         func.to_token_stream()
     );
-    let mut out = vec![
-        syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);),
-        syn::parse_quote!(::core::assert_eq!(#io.len(), #(#total)+*, #message);),
-    ];
+    let mut out = vec![syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);)];
+    if dynamic {
+        out.push(syn::parse_quote!(let mut #at: usize = 0;));
+    }
     out.extend(stores);
+    out.push(syn::parse_quote!(::core::assert_eq!(#io.len(), #total, #message);));
     Some(out)
 }
 

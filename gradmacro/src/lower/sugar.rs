@@ -940,6 +940,13 @@ impl ViewSub<'_> {
         let (a, b) = (&self.view.start, &self.view.end);
         syn::parse_quote!(&mut #arr[#a..#b])
     }
+
+    /// As an argument the callee may only read: parenthesised, so the call's
+    /// rewrite (`lower/outputs.rs`) asks the callee whether it writes it.
+    fn lent_maybe_read(&self) -> Expr {
+        let lent = self.lent();
+        syn::parse_quote!((#lent))
+    }
 }
 
 impl ViewSub<'_> {
@@ -975,7 +982,7 @@ impl VisitMut for ViewSub<'_> {
         if let (Stmt::Expr(Expr::Call(c), Some(_)), true) = (&mut *st, self.view.mutable) {
             for a in c.args.iter_mut() {
                 if is_name(a, &self.view.name) {
-                    *a = self.lent();
+                    *a = self.lent_maybe_read();
                 }
             }
         }
