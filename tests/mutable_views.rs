@@ -262,3 +262,58 @@ fn a_mutable_view_lent_where_it_is_only_read() {
         assert_all_close("d/dbias", &db, &fd_b, 1e-7, 1e-7);
     }
 }
+
+/// The cell and the stack again, for callers in forward mode.
+#[differentiate(tangent)]
+fn cell_t(h: usize, w: &[f64], hidden: &mut [f64], cell: &mut [f64], input: &[f64]) {
+    let mut gates = vec![0.0; 2 * h];
+    let (forget, change) = gates.split_at_mut(h);
+    for i in 0..h {
+        forget[i] = (input[i] * w[i]).tanh();
+        change[i] = (hidden[i] * w[h + i]).sin();
+    }
+    for i in 0..h {
+        cell[i] = cell[i] * forget[i] + change[i];
+        hidden[i] = cell[i].tanh();
+    }
+}
+
+#[differentiate(tangent)]
+fn stacked_t(w: &[f64], state: &mut [f64], x: &[f64]) {
+    let h = x.len();
+    let (s1, s2) = state.split_at_mut(h);
+    cell_t(h, &w[..2 * h], s1, &mut s2[..h], x);
+    let (below, layer) = state.split_at_mut(2 * h);
+    let (s3, s4) = layer.split_at_mut(h);
+    cell_t(h, &w[2 * h..], s3, s4, below);
+}
+
+#[differentiate(tangent)]
+fn stacked_t_loss(w: &[f64], x: &[f64]) -> f64 {
+    let mut state = vec![0.5; 4 * x.len()];
+    stacked_t(w, &mut state, x);
+    state.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn forward_mode_through_mutable_views() {
+    for h in [1, 2, 3] {
+        let w: Vec<f64> = (0..4 * h).map(|i| 0.4 - 0.15 * i as f64).collect();
+        let x: Vec<f64> = (0..h).map(|i| 0.2 + 0.3 * i as f64).collect();
+        let tw: Vec<f64> = (0..4 * h)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -0.5 })
+            .collect();
+        let tx: Vec<f64> = (0..h).map(|i| 0.25 * (i as f64 + 1.0)).collect();
+        let (value, tangent) = stacked_t_loss_tangent(&w, &x, &tw, &tx);
+        assert_bits("value", value, stacked_t_loss(&w, &x));
+        let (_, (dw, dx)) = stacked_t_loss_grad(&w, &x);
+        let want: f64 = dw.iter().zip(&tw).map(|(a, b)| a * b).sum::<f64>()
+            + dx.iter().zip(&tx).map(|(a, b)| a * b).sum::<f64>();
+        assert!(
+            (tangent - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{tangent} vs {want}"
+        );
+        let fd_w = central_difference(|v: &[f64]| stacked_t_loss(v, &x), &w);
+        assert_all_close("d/dw", &dw, &fd_w, 1e-7, 1e-7);
+    }
+}
