@@ -133,6 +133,20 @@ impl Resolve for Lowerer<'_> {
 
 /// Lowers one function. `promoted` lists `let` declarations that an earlier
 /// attempt found to receive active values; the caller repeats until stable.
+/// The macros kept in a differentiated body and evaluated on values.
+pub(crate) const VALUE_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "println",
+    "eprintln",
+    "print",
+    "eprint",
+];
+
 /// Every name indexed somewhere in `block` (`c[i]`, `c[a..b]`).
 fn indexed_names(block: &syn::Block) -> HashSet<String> {
     struct Indexed(HashSet<String>);
@@ -494,23 +508,11 @@ impl<'a> Lowerer<'a> {
     /// `assert!(..)`, `println!(..)` and their kin: kept, and evaluated on
     /// values (they have no derivative). Other macros are an error.
     fn value_macro(&mut self, m: &syn::StmtMacro) {
-        const KEPT: &[&str] = &[
-            "assert",
-            "assert_eq",
-            "assert_ne",
-            "debug_assert",
-            "debug_assert_eq",
-            "debug_assert_ne",
-            "println",
-            "eprintln",
-            "print",
-            "eprint",
-        ];
         let path = &m.mac.path;
         let kept = path
             .segments
             .last()
-            .is_some_and(|s| KEPT.contains(&s.ident.to_string().as_str()));
+            .is_some_and(|s| VALUE_MACROS.contains(&s.ident.to_string().as_str()));
         if !kept {
             self.cx.error(
                 m,

@@ -1101,27 +1101,19 @@ fn operand(e: &Expr) -> Expr {
 }
 
 /// Applies `f` to the arguments of the macros kept on values (`assert!`,
-/// `assert_eq!`, `println!`, ...), whose tokens syn leaves unparsed.
-pub(crate) fn in_value_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
-    const VALUE_MACROS: [&str; 11] = [
-        "assert",
-        "assert_eq",
-        "assert_ne",
-        "debug_assert",
-        "debug_assert_eq",
-        "debug_assert_ne",
-        "println",
-        "eprintln",
-        "print",
-        "eprint",
-        "format",
-    ];
+/// `assert_eq!`, `println!`, ...; `format!` too), whose tokens syn leaves
+/// unparsed.
+pub(crate) fn in_value_macro(m: &mut syn::Macro, f: impl FnMut(&mut Expr)) {
     let Some(name) = m.path.get_ident() else {
         return;
     };
-    if !VALUE_MACROS.contains(&name.to_string().as_str()) {
-        return;
+    if super::VALUE_MACROS.contains(&name.to_string().as_str()) || name == "format" {
+        in_list(m, f);
     }
+}
+
+/// Applies `f` to each of a macro's comma-separated expressions, if they are.
+fn in_list(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
     let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
     if let Ok(mut items) = syn::parse::Parser::parse2(list, m.tokens.clone()) {
         for item in items.iter_mut() {
@@ -1148,11 +1140,5 @@ pub(crate) fn in_vec_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
         m.tokens = quote!(#value; #n);
         return;
     }
-    let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-    if let Ok(mut items) = syn::parse::Parser::parse2(list, m.tokens.clone()) {
-        for item in items.iter_mut() {
-            f(item);
-        }
-        m.tokens = quote!(#items);
-    }
+    in_list(m, f);
 }
