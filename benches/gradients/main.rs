@@ -15,6 +15,7 @@
 mod check;
 mod functions;
 mod gmm;
+mod hand;
 mod modes;
 mod report;
 mod straight_line;
