@@ -1,6 +1,7 @@
 //! The functions under `#[differentiate]`, written the way a user writes them
 //! for the macro, and the hand-written gradients of the workloads other than
-//! the optimisation test functions (theirs are in `hand.rs`).
+//! the optimisation test functions (theirs are in `hand.rs`, the
+//! Moré–Garbow–Hillstrom problems' in `mgh.rs`).
 //!
 //! No trait with a `powi` method is in scope here (num-dual's `DualNum` and
 //! RustQuant_autodiff's `Powi` both implement one for `f64`), so `xi.powi(2)`

@@ -16,6 +16,7 @@ mod check;
 mod functions;
 mod gmm;
 mod hand;
+mod mgh;
 mod modes;
 mod report;
 mod straight_line;

@@ -361,7 +361,8 @@ const NOTES: &str = "\
 - **hand**: value and the fastest hand-written gradient we could write, in
   `benches/gradients/`: a fused pass computing the value and the gradient
   together where one exists, allocating nothing but the returned gradient (`hand.rs` for
-  Rosenbrock, Rastrigin, Ackley and Beale; Ackley takes two passes, since every entry
+  Rosenbrock, Rastrigin, Ackley and Beale, `mgh.rs` for the extended Powell and
+  Broyden tridiagonal functions; Ackley takes two passes, since every entry
   needs both of its sums; the straight-line function's is generated as a
   textbook adjoint). Each is checked against central finite differences on
   every run.
@@ -369,6 +370,10 @@ const NOTES: &str = "\
   ships, its function and its hand-derived `*_derivative`, called one after
   the other as a user of that crate does (`rosenbrock_derivative_const` for the
   2-D case); checked against the hand column like every other.
+- **extended Powell, Broyden tridiagonal**: problems 22 and 30 of Moré, Garbow and
+  Hillstrom (1981), each the sum of its squared residuals, written under
+  `#[differentiate]` as index loops over a `&[f64]` (Broyden's neighbours as
+  `if i > 0 { x[i - 1] } else { 0.0 }`), at n = 100 seeded points in [−2, 2).
 - **GMM**: the Gaussian mixture model objective of ADBench (`benches/gradients/gmm.rs`,
   the code of `tests/gmm.rs`: views of the parameter slices, helpers writing into
   output buffers, a constant Wishart prior with γ = 1, m = 0), on 1,000 seeded points,

@@ -17,7 +17,9 @@
 //!   evaluated on them, then `accumulate` and `wrt`;
 //! - `gradmacro`: the generated `f_grad`.
 //!
-//! Every gradient column returns the value with the gradient.
+//! Every gradient column returns the value with the gradient. The `run*`
+//! methods are also used by the workloads defined in their own files
+//! (`mgh.rs`).
 
 use crate::check::{agrees, hand_matches_fd, Flat, Rng};
 use crate::functions::*;
@@ -40,7 +42,8 @@ use RustQuant_autodiff::{Accumulate, Gradient, Graph, Powi};
 pub enum Kind {
     /// A function of one or two scalars.
     Scalar,
-    /// An n-dimensional test function (Rosenbrock, Rastrigin, Ackley).
+    /// An n-dimensional test function (Rosenbrock, Rastrigin, Ackley,
+    /// extended Powell, Broyden tridiagonal).
     NDim(usize),
     /// ADBench's Gaussian mixture objective in `d` dimensions with `k`
     /// components.
@@ -279,6 +282,8 @@ pub fn all(r: &mut Runner) {
     for n in [10, 100, 1000] {
         ackley_n(r, n);
     }
+    crate::mgh::extended_powell_n(r, 100);
+    crate::mgh::broyden_tridiagonal_n(r, 100);
     dense(r);
     horner_1000(r);
     newton(r);
