@@ -146,18 +146,18 @@ pub fn horner(c: &[f64], x: f64) -> f64 {
 }
 
 /// By hand: the derivative in `x` rides along Horner's rule
-/// (`p' <- p' x + p`), and `dp/dc_i = x^i`.
+/// (`p' <- p' x + p`), and `dp/dc_i = x^i`. The powers are written from the
+/// front in the same loop that runs Horner's rule from the back, so the two
+/// dependency chains overlap instead of running one after the other.
 pub fn horner_hand(c: &[f64], x: f64) -> (f64, (Vec<f64>, f64)) {
+    let mut dc = vec![0.0; c.len()];
     let mut p = 0.0;
     let mut dp = 0.0;
-    for &ci in c.iter().rev() {
+    let mut xi = 1.0;
+    for (dci, &ci) in dc.iter_mut().zip(c.iter().rev()) {
         dp = dp * x + p;
         p = p * x + ci;
-    }
-    let mut dc = Vec::with_capacity(c.len());
-    let mut xi = 1.0;
-    for _ in 0..c.len() {
-        dc.push(xi);
+        *dci = xi;
         xi *= x;
     }
     (p, (dc, dp))
