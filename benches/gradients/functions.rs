@@ -1,6 +1,7 @@
 //! The functions under `#[differentiate]`, written the way a user writes them
-//! for the macro, and the hand-written gradients that are not taken from
-//! `argmin_testfunctions`.
+//! for the macro, and the hand-written gradients of the workloads other than
+//! the optimisation test functions (theirs are in `hand.rs`, the
+//! Moré–Garbow–Hillstrom problems' in `mgh.rs`).
 //!
 //! No trait with a `powi` method is in scope here (num-dual's `DualNum` and
 //! RustQuant_autodiff's `Powi` both implement one for `f64`), so `xi.powi(2)`
@@ -145,18 +146,18 @@ pub fn horner(c: &[f64], x: f64) -> f64 {
 }
 
 /// By hand: the derivative in `x` rides along Horner's rule
-/// (`p' <- p' x + p`), and `dp/dc_i = x^i`.
+/// (`p' <- p' x + p`), and `dp/dc_i = x^i`. The powers are written from the
+/// front in the same loop that runs Horner's rule from the back, so the two
+/// dependency chains overlap instead of running one after the other.
 pub fn horner_hand(c: &[f64], x: f64) -> (f64, (Vec<f64>, f64)) {
+    let mut dc = vec![0.0; c.len()];
     let mut p = 0.0;
     let mut dp = 0.0;
-    for &ci in c.iter().rev() {
+    let mut xi = 1.0;
+    for (dci, &ci) in dc.iter_mut().zip(c.iter().rev()) {
         dp = dp * x + p;
         p = p * x + ci;
-    }
-    let mut dc = Vec::with_capacity(c.len());
-    let mut xi = 1.0;
-    for _ in 0..c.len() {
-        dc.push(xi);
+        *dci = xi;
         xi *= x;
     }
     (p, (dc, dp))

@@ -15,6 +15,8 @@
 mod check;
 mod functions;
 mod gmm;
+mod hand;
+mod mgh;
 mod modes;
 mod report;
 mod straight_line;

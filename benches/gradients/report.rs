@@ -193,19 +193,20 @@ pub fn render(rows: &[Row], elapsed: Duration, compile_section: &str, cfg: &Conf
     );
     let _ = writeln!(
         w,
-        "| workload | f | hand | num-dual | tape | gradmacro | gm/hand | gm/f | num-dual/gm | tape/gm |"
+        "| workload | f | hand | argmin | num-dual | tape | gradmacro | gm/hand | gm/f | num-dual/gm | tape/gm |"
     );
     let _ = writeln!(
         w,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for r in rows {
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.name,
             time(r.f.median),
             time(r.hand.median),
+            time_or_dash(r.argmin),
             time_or_dash(r.dual),
             time_or_dash(r.tape),
             time(r.gm.median),
@@ -229,7 +230,7 @@ pub fn render(rows: &[Row], elapsed: Duration, compile_section: &str, cfg: &Conf
     );
     let _ = writeln!(
         w,
-        "| **geometric mean** | | | | | | **{}** | **{}** | **{}** | **{}** |\n",
+        "| **geometric mean** | | | | | | | **{}** | **{}** | **{}** | **{}** |\n",
         ratio(g_hand),
         ratio(g_f),
         ratio_or_dash(g_dual),
@@ -243,6 +244,7 @@ pub fn render(rows: &[Row], elapsed: Duration, compile_section: &str, cfg: &Conf
             [
                 ("f", Some(r.f)),
                 ("hand", Some(r.hand)),
+                ("argmin", r.argmin),
                 ("num-dual", r.dual),
                 ("tape", r.tape),
                 ("gradmacro", Some(r.gm)),
@@ -276,21 +278,26 @@ pub fn render(rows: &[Row], elapsed: Duration, compile_section: &str, cfg: &Conf
             status(v <= 1.5)
         );
     }
-    let ndim = |r: &&Row| matches!(r.kind, Kind::NDim(_));
     if let Some((r, v)) = extreme(
         rows.iter()
-            .filter(ndim)
+            .filter(|r| r.inputs >= 10)
             .map(|r| (r, r.gm.median / r.f.median)),
         true,
     ) {
         let _ = writeln!(
             w,
-            "| gradmacro gradient/function ≤ 3 on every n-dimensional workload | worst {} ({}) | {} |",
+            "| gradmacro gradient/function ≤ 4 on every workload with ≥ 10 inputs | worst {} ({}) | {} |",
             ratio(v),
             r.name,
-            status(v <= 3.0)
+            status(v <= 4.0)
         );
     }
+    let _ = writeln!(
+        w,
+        "| gradmacro gradient/function, geometric mean ≤ 3 | {} | {} |",
+        ratio(g_f),
+        status(g_f <= 3.0)
+    );
     let n100 = |r: &&Row| r.kind == Kind::NDim(100);
     if let Some((r, v)) = extreme(
         rows.iter()
@@ -351,13 +358,22 @@ const NOTES: &str = "\
 ### What the columns are
 
 - **f**: the function itself, exactly as it is written under `#[differentiate]`.
-- **hand**: value and hand-written gradient. Rosenbrock, Rastrigin, Ackley and
-  Beale use `argmin_testfunctions` 0.3 (its function and its hand-derived
-  `*_derivative`, called one after the other as a user of that crate does;
-  `rosenbrock_derivative_const` for the 2-D case). The seed example, the dense
-  layer, Horner's rule and the straight-line function have gradients written in
-  `benches/gradients/` (the last one generated as a textbook adjoint), each
-  checked against central finite differences on every run.
+- **hand**: value and the fastest hand-written gradient we could write, in
+  `benches/gradients/`: a fused pass computing the value and the gradient
+  together where one exists, allocating nothing but the returned gradient (`hand.rs` for
+  Rosenbrock, Rastrigin, Ackley and Beale, `mgh.rs` for the extended Powell and
+  Broyden tridiagonal functions; Ackley takes two passes, since every entry
+  needs both of its sums; the straight-line function's is generated as a
+  textbook adjoint). Each is checked against central finite differences on
+  every run.
+- **argmin**: for the four test functions that `argmin_testfunctions` 0.3
+  ships, its function and its hand-derived `*_derivative`, called one after
+  the other as a user of that crate does (`rosenbrock_derivative_const` for the
+  2-D case); checked against the hand column like every other.
+- **extended Powell, Broyden tridiagonal**: problems 22 and 30 of Moré, Garbow and
+  Hillstrom (1981), each the sum of its squared residuals, written under
+  `#[differentiate]` as index loops over a `&[f64]` (Broyden's neighbours as
+  `if i > 0 { x[i - 1] } else { 0.0 }`), at n = 100 seeded points in [−2, 2).
 - **GMM**: the Gaussian mixture model objective of ADBench (`benches/gradients/gmm.rs`,
   the code of `tests/gmm.rs`: views of the parameter slices, helpers writing into
   output buffers, a constant Wishart prior with γ = 1, m = 0), on 1,000 seeded points,
@@ -387,8 +403,11 @@ const NOTES: &str = "\
   first released in 2026, about twice as slow as RustQuant_autodiff on
   Rosenbrock in a trial) and reverse 0.2 (unmaintained since 2021).
 - **gradmacro**: the generated `f_grad`, returning the value and the gradient
-  (a fresh `Vec` for slice parameters, as the hand-written gradients of
-  `argmin_testfunctions` do).
+  (a fresh `Vec` for slice parameters, as the hand-written gradients do).
+
+The targets on gradient/function count every workload whose gradient has at
+least 10 entries (the n-dimensional functions at n ≥ 10, the dense layer,
+Horner's rule and GMM); the geometric means are over every workload.
 
 Before anything is timed, every column's value and gradient are compared with the
 hand-written ones (relative 1e-9) and gradmacro's value with `f`'s bit for bit; a

@@ -1,11 +1,12 @@
 //! The workloads, each in five columns:
 //!
 //! - `f`: the function itself (the one under `#[differentiate]`);
-//! - `hand`: value and hand-written gradient. For the optimisation test
-//!   functions these are `argmin_testfunctions`' function and its
-//!   hand-derived `*_derivative` (two calls, as a user of that crate makes
-//!   them); for the others they are written here and checked against finite
-//!   differences before anything is timed;
+//! - `hand`: value and the fastest hand-written gradient we could write (a
+//!   fused pass, see `hand.rs`), checked against finite differences before
+//!   anything is timed;
+//! - `argmin`: for the optimisation test functions that `argmin_testfunctions`
+//!   ships, its function and its hand-derived `*_derivative` (two calls, as a
+//!   user of that crate makes them);
 //! - `num-dual`: forward mode through num-dual's `gradient` helper (its
 //!   recommended API), over `SVector<DualSVec64<N>, N>` when the size is
 //!   fixed and `DVector<DualDVec64>` when it is not; the input vector is
@@ -16,11 +17,14 @@
 //!   evaluated on them, then `accumulate` and `wrt`;
 //! - `gradmacro`: the generated `f_grad`.
 //!
-//! Every gradient column returns the value with the gradient.
+//! Every gradient column returns the value with the gradient. The `run*`
+//! methods are also used by the workloads defined in their own files
+//! (`mgh.rs`).
 
 use crate::check::{agrees, hand_matches_fd, Flat, Rng};
 use crate::functions::*;
 use crate::gmm::{gmm_hand, gmm_objective, gmm_objective_grad, Wishart};
+use crate::hand::{ackley_hand, beale_hand, rastrigin_hand, rosenbrock2_hand, rosenbrock_hand};
 use crate::straight_line::{
     straight_line, straight_line_dual, straight_line_grad, straight_line_hand, straight_line_tape,
     INPUTS,
@@ -38,7 +42,8 @@ use RustQuant_autodiff::{Accumulate, Gradient, Graph, Powi};
 pub enum Kind {
     /// A function of one or two scalars.
     Scalar,
-    /// An n-dimensional test function (Rosenbrock, Rastrigin, Ackley).
+    /// An n-dimensional test function (Rosenbrock, Rastrigin, Ackley,
+    /// extended Powell, Broyden tridiagonal).
     NDim(usize),
     /// ADBench's Gaussian mixture objective in `d` dimensions with `k`
     /// components.
@@ -47,12 +52,17 @@ pub enum Kind {
     Other,
 }
 
-/// The five timings of one workload.
+/// The timings of one workload.
 pub struct Row {
     pub name: String,
     pub kind: Kind,
+    /// Entries of the gradient: the targets on `gradient / function` count
+    /// the workloads with at least 10.
+    pub inputs: usize,
     pub f: Stats,
     pub hand: Stats,
+    /// `argmin_testfunctions`' function and derivative, where it has one.
+    pub argmin: Option<Stats>,
     /// `None` where the column is not run (see [`Runner::run_with`]).
     pub dual: Option<Stats>,
     pub tape: Option<Stats>,
@@ -61,7 +71,10 @@ pub struct Row {
 
 /// A function over the flattened differentiable parameters, and the point
 /// where its finite differences check the hand-written gradient.
-type FdCheck<'a> = (&'a dyn Fn(&[f64]) -> f64, &'a [f64]);
+pub type FdCheck<'a> = (&'a dyn Fn(&[f64]) -> f64, &'a [f64]);
+
+/// The type of a column that is not run.
+pub type Skipped = fn() -> (f64, Vec<f64>);
 
 /// Checks and (unless `time` is off) measures the workloads.
 pub struct Runner {
@@ -82,7 +95,7 @@ impl Runner {
     /// flattened differentiable parameters and `point` their values, for the
     /// finite differences.
     #[allow(clippy::too_many_arguments)]
-    fn run<F, H, D, T, G, RH, RD, RT, RG>(
+    pub fn run<F, H, D, T, G, RH, RD, RT, RG>(
         &mut self,
         name: &str,
         kind: Kind,
@@ -110,34 +123,79 @@ impl Runner {
             Some((fp, point)),
             f,
             hand,
+            None::<Skipped>,
             Some(dual),
             Some(tape),
             gm,
         );
     }
 
-    /// One workload, the num-dual and tape columns optional (`None`: not
-    /// run, shown as "–"), and the finite-difference check of the
-    /// hand-written gradient optional (`None`: the caller has checked it,
-    /// at a size where finite differences are affordable).
+    /// [`Runner::run`] with an `argmin` column: `argmin_testfunctions`'
+    /// value and derivative, timed beside the fastest hand-written one.
     #[allow(clippy::too_many_arguments)]
-    fn run_with<F, H, D, T, G, RH, RD, RT, RG>(
+    fn run_argmin<F, H, A, D, T, G, RH, RA, RD, RT, RG>(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        fp: &dyn Fn(&[f64]) -> f64,
+        point: &[f64],
+        f: F,
+        hand: H,
+        argmin: A,
+        dual: D,
+        tape: T,
+        gm: G,
+    ) where
+        F: FnMut() -> f64,
+        H: FnMut() -> RH,
+        A: FnMut() -> RA,
+        D: FnMut() -> RD,
+        T: FnMut() -> RT,
+        G: FnMut() -> RG,
+        RH: Flat,
+        RA: Flat,
+        RD: Flat,
+        RT: Flat,
+        RG: Flat,
+    {
+        self.run_with(
+            name,
+            kind,
+            Some((fp, point)),
+            f,
+            hand,
+            Some(argmin),
+            Some(dual),
+            Some(tape),
+            gm,
+        );
+    }
+
+    /// One workload, the argmin, num-dual and tape columns optional
+    /// (`None`: not run, shown as "–"), and the finite-difference check of
+    /// the hand-written gradient optional (`None`: the caller has checked
+    /// it, at a size where finite differences are affordable).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_with<F, H, A, D, T, G, RH, RA, RD, RT, RG>(
         &mut self,
         name: &str,
         kind: Kind,
         fd: Option<FdCheck>,
         mut f: F,
         mut hand: H,
+        mut argmin: Option<A>,
         mut dual: Option<D>,
         mut tape: Option<T>,
         mut gm: G,
     ) where
         F: FnMut() -> f64,
         H: FnMut() -> RH,
+        A: FnMut() -> RA,
         D: FnMut() -> RD,
         T: FnMut() -> RT,
         G: FnMut() -> RG,
         RH: Flat,
+        RA: Flat,
         RD: Flat,
         RT: Flat,
         RG: Flat,
@@ -158,6 +216,9 @@ impl Runner {
             g.0
         );
         agrees(name, "gradmacro", &g, &h);
+        if let Some(argmin) = argmin.as_mut() {
+            agrees(name, "argmin", &argmin().flat(), &h);
+        }
         if let Some(dual) = dual.as_mut() {
             agrees(name, "num-dual", &dual().flat(), &h);
         }
@@ -170,6 +231,9 @@ impl Runner {
             return;
         }
         let mut columns: Vec<&mut dyn Bench> = vec![&mut f, &mut hand];
+        if let Some(argmin) = argmin.as_mut() {
+            columns.push(argmin);
+        }
         if let Some(dual) = dual.as_mut() {
             columns.push(dual);
         }
@@ -182,17 +246,20 @@ impl Runner {
         let row = Row {
             name: name.to_string(),
             kind,
+            inputs: h.1.len(),
             f: next(),
             hand: next(),
+            argmin: argmin.is_some().then(&mut next),
             dual: dual.is_some().then(&mut next),
             tape: tape.is_some().then(&mut next),
             gm: next(),
         };
         let opt = |s: Option<Stats>| s.map_or("–".to_string(), |s| crate::report::time(s.median));
         eprintln!(
-            "{name:<24} f {:>10}  hand {:>10}  num-dual {:>10}  tape {:>10}  gradmacro {:>10}",
+            "{name:<24} f {:>10}  hand {:>10}  argmin {:>10}  num-dual {:>10}  tape {:>10}  gradmacro {:>10}",
             crate::report::time(row.f.median),
             crate::report::time(row.hand.median),
+            opt(row.argmin),
             opt(row.dual),
             opt(row.tape),
             crate::report::time(row.gm.median),
@@ -215,6 +282,8 @@ pub fn all(r: &mut Runner) {
     for n in [10, 100, 1000] {
         ackley_n(r, n);
     }
+    crate::mgh::extended_powell_n(r, 100);
+    crate::mgh::broyden_tridiagonal_n(r, 100);
     dense(r);
     horner_1000(r);
     newton(r);
@@ -286,12 +355,13 @@ fn beale2(r: &mut Runner) {
     let p = [1.3, 0.4];
     let graph = Graph::new();
     let sv = SVector::from(p);
-    r.run(
+    r.run_argmin(
         "Beale 2-D",
         Kind::Scalar,
         &|q| beale_fn(q[0], q[1]),
         &p,
         || beale_fn(black_box(p[0]), black_box(p[1])),
+        || beale_hand(black_box(p[0]), black_box(p[1])),
         || {
             let q = black_box(p);
             (atf::beale(&q), atf::beale_derivative(&q))
@@ -319,12 +389,13 @@ fn rosenbrock2(r: &mut Runner) {
     let p = [-0.7, 1.2];
     let graph = Graph::new();
     let sv = SVector::from(p);
-    r.run(
+    r.run_argmin(
         "Rosenbrock 2-D",
         Kind::Scalar,
         &|q| rosenbrock2_fn(q[0], q[1]),
         &p,
         || rosenbrock2_fn(black_box(p[0]), black_box(p[1])),
+        || rosenbrock2_hand(black_box(p[0]), black_box(p[1])),
         || {
             let q = black_box(p);
             (atf::rosenbrock(&q), atf::rosenbrock_derivative_const(&q))
@@ -370,12 +441,13 @@ fn rosenbrock_n(r: &mut Runner, n: usize) {
     let x = Rng::new(0x5EED + n as u64).vec(n, -2.0, 2.0);
     let xd = DVector::from_column_slice(&x);
     let graph = Graph::new();
-    r.run(
+    r.run_argmin(
         &format!("Rosenbrock n = {n}"),
         Kind::NDim(n),
         &|p| rosenbrock(p),
         &x,
         || rosenbrock(black_box(&x)),
+        || rosenbrock_hand(black_box(&x)),
         || {
             let x = black_box(&x[..]);
             (atf::rosenbrock(x), atf::rosenbrock_derivative(x))
@@ -415,12 +487,13 @@ fn rastrigin_n(r: &mut Runner, n: usize) {
     let x = Rng::new(0xA57 + n as u64).vec(n, -5.12, 5.12);
     let xd = DVector::from_column_slice(&x);
     let graph = Graph::new();
-    r.run(
+    r.run_argmin(
         &format!("Rastrigin n = {n}"),
         Kind::NDim(n),
         &|p| rastrigin(p),
         &x,
         || rastrigin(black_box(&x)),
+        || rastrigin_hand(black_box(&x)),
         || {
             let x = black_box(&x[..]);
             (atf::rastrigin(x), atf::rastrigin_derivative(x))
@@ -468,12 +541,13 @@ fn ackley_n(r: &mut Runner, n: usize) {
     let x = Rng::new(0xAC1E + n as u64).vec(n, -5.0, 5.0);
     let xd = DVector::from_column_slice(&x);
     let graph = Graph::new();
-    r.run(
+    r.run_argmin(
         &format!("Ackley n = {n}"),
         Kind::NDim(n),
         &|p| ackley(p),
         &x,
         || ackley(black_box(&x)),
+        || ackley_hand(black_box(&x)),
         || {
             let x = black_box(&x[..]);
             (atf::ackley(x), atf::ackley_derivative(x))
@@ -729,9 +803,6 @@ fn straight(r: &mut Runner) {
 // and the prior are constants.
 // ---------------------------------------------------------------------------
 
-/// The type of a column that is not run.
-type Skipped = fn() -> (f64, Vec<f64>);
-
 /// Points of the timed GMM workloads.
 const GMM_POINTS: usize = 1000;
 
@@ -808,6 +879,7 @@ fn gmm(r: &mut Runner, d: usize, k: usize) {
                 k,
             )
         },
+        None::<Skipped>,
         None::<Skipped>,
         None::<Skipped>,
         || {
