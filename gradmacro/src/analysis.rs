@@ -353,13 +353,16 @@ pub fn analyze(f: &Func) -> Analysis {
     fixpoint(|| {
         let mut changed = false;
         for s in all.iter().rev() {
-            if let Stmt::Step(st) = s {
-                if recomputed[st.dst.0] {
-                    for v in st.args.iter().flat_map(Operand::reads) {
-                        if candidates[v.0] && !recomputed[v.0] {
-                            recomputed[v.0] = true;
-                            changed = true;
-                        }
+            let (dst, reads) = match s {
+                Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
+                Stmt::Assign(pa) => (pa.dst, pa.value.reads.clone()),
+                _ => continue,
+            };
+            if recomputed[dst.0] {
+                for v in reads {
+                    if candidates[v.0] && !recomputed[v.0] {
+                        recomputed[v.0] = true;
+                        changed = true;
                     }
                 }
             }
@@ -371,6 +374,7 @@ pub fn analyze(f: &Func) -> Analysis {
             // Its inputs are read again, backwards.
             st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
         }
+        Stmt::Assign(pa) if recomputed[pa.dst.0] => need(&pa.value.reads, &mut needed),
         Stmt::If(i) if recomputed_cond.contains(&i.site) => need(&i.cond.reads, &mut needed),
         _ => {}
     });
@@ -602,6 +606,29 @@ fn recomputable(
                         loop_body: ret,
                     },
                 )
+            }
+            // A passive value made afresh each iteration from values that
+            // cannot have changed (`let i = 4 * j;`): an index the reverse
+            // sweep computes again rather than records.
+            Stmt::Assign(pa) => {
+                let v = f.var(pa.dst);
+                if !left
+                    && pa.op.is_none()
+                    && !deferred[pa.dst.0]
+                    && pa.write == Write::Def
+                    && !v.reassigned
+                    && v.decl.loop_depth > 0
+                    && !v.shape.is_array()
+                    && pa
+                        .value
+                        .reads
+                        .iter()
+                        .all(|u| unchanged(f, replayed, out, *u))
+                    && pure(&pa.value.tokens)
+                {
+                    out[pa.dst.0] = true;
+                }
+                (false, Leaves::default())
             }
             Stmt::Step(st) => {
                 let v = f.var(st.dst);

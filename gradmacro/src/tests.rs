@@ -72,3 +72,16 @@ fn wrt_snapshot() {
         "fn dot(w: &[f64], x: &[f64]) -> f64 { let mut s = 0.0; for (wi, xi) in w.iter().zip(x.iter()) { s += wi * xi; } s }",
     );
 }
+
+/// A loop whose iterations read only the parameters, through an index made
+/// afresh from the loop's counter (`let i = 4 * j;`), records nothing: the
+/// reverse sweep computes the index and the values again.
+#[test]
+fn independent_iterations_record_nothing() {
+    let got = expand(
+        "",
+        "fn powell(x: &[f64]) -> f64 { let mut s = 0.0; for j in 0..x.len() / 4 { let i = 4 * j; s += (x[i] + 10.0 * x[i + 1]).powi(2) + (x[i + 2] - x[i + 3]).powi(4); } s }",
+    );
+    assert!(!got.contains("tape_"), "{got}");
+    assert!(got.contains("let i = 4 * j;"), "{got}");
+}

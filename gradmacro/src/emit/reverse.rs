@@ -75,6 +75,13 @@ impl Emitter<'_> {
         }
         // Values computed again rather than recorded, in forward order.
         for s in &b.stmts {
+            if let Stmt::Assign(pa) = s {
+                if self.a.recomputed[pa.dst.0] {
+                    let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
+                    let annot = self.f.var(pa.dst).ty.as_ref().map(|t| quote!(: #t));
+                    decls.push(quote!(let #dst #annot = #value;));
+                }
+            }
             if let Stmt::Step(st) = s {
                 if self.a.recomputed[st.dst.0] {
                     let args = self.step_args(st);
