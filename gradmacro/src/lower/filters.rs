@@ -63,10 +63,10 @@ fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr)> {
 
 /// The closure's parameter replaced by what it stands for: `*v` is the
 /// item itself when `v` is `&item`.
-struct Substitute<'a> {
-    name: &'a syn::Ident,
-    value: &'a Expr,
-    strip_deref: bool,
+pub(crate) struct Substitute<'a> {
+    pub name: &'a syn::Ident,
+    pub value: &'a Expr,
+    pub strip_deref: bool,
 }
 
 impl VisitMut for Substitute<'_> {

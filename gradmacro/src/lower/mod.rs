@@ -9,6 +9,7 @@ mod array;
 mod chain;
 pub(crate) mod data_loops;
 mod expr;
+mod extrema;
 pub(crate) mod filters;
 mod iter;
 pub(crate) mod matching;
@@ -65,6 +66,8 @@ pub(crate) enum LoopBody<'a> {
         arr: VarId,
         value: &'a syn::Expr,
     },
+    /// Lowered by the function, in the loop's scope (`max_by`, `extrema.rs`).
+    Lowered(&'a dyn Fn(&mut Lowerer<'_>)),
 }
 
 /// The result of lowering an expression.
@@ -637,6 +640,9 @@ impl<'a> Lowerer<'a> {
         };
         let v = self.declare(name, kind, name.span());
         self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+        // `let m = x.iter().max_by(..).unwrap();` is a `&f64` to the user,
+        // who reads it as `*m`.
+        self.vars[v.0].deref_transparent = kind == VarKind::Active && extrema::yields_reference(e);
         self.write(v, val, e);
     }
 
@@ -1095,6 +1101,7 @@ impl<'a> Lowerer<'a> {
                 };
                 self.write(acc, val, value);
             }
+            LoopBody::Lowered(lower) => lower(self),
             LoopBody::Push { arr, value } => {
                 let val = self.expr(value);
                 let value = self.operand(val);
