@@ -278,6 +278,12 @@ impl Lowerer<'_> {
             let msg = match name.as_str() {
                 "sin_cos" => "`sin_cos` is not supported: call `x.sin()` and `x.cos()` separately"
                     .to_string(),
+                "pop" => {
+                    "`.pop()` of differentiated values is not supported: read the elements by \
+                          index (`for i in (0..v.len()).rev() { .. v[i] .. }`), or keep a `Vec` of \
+                          indices and pop those"
+                        .to_string()
+                }
                 _ => format!(
                     "`{name}` is not a differentiable float method; supported: {}",
                     supported_methods()

@@ -983,13 +983,6 @@ impl<'a> Lowerer<'a> {
     }
 
     fn cond(&mut self, e: &syn::Expr) -> Option<Passive> {
-        if let syn::Expr::Let(l) = strip(e) {
-            self.cx.error(
-                l,
-                "`while let` is not supported: write `loop { let Some(m) = e else { break }; .. }`, or compare values with `==`, `<`, ...",
-            );
-            return None;
-        }
         match self.expr(e) {
             Val::Const(c) => Some(c),
             _ => {
