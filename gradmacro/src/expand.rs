@@ -130,6 +130,7 @@ pub(crate) fn lower_until_stable(
     lower::tuple_fields::desugar(&mut f.block);
     lower::data_loops::desugar(&mut f.block);
     lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
+    lower::recopy::desugar(&mut f.block);
     // Before the views: its copies read sources through views.
     lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     let mut errors = lower::sugar::desugar(&mut f.block);

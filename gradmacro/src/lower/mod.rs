@@ -14,6 +14,7 @@ pub(crate) mod filters;
 mod iter;
 pub(crate) mod matching;
 pub(crate) mod outputs;
+pub(crate) mod recopy;
 mod reject;
 pub mod rename;
 pub(crate) mod reslice;
@@ -759,7 +760,7 @@ impl<'a> Lowerer<'a> {
         if matches!(self.vars[v.0].shape, Shape::Array { .. }) {
             match (op, self.array_init(rhs)) {
                 (None, Some(a)) if !self.is_param(v) => self.array_def(v, a),
-                _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`) or written element by element"),
+                _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`, `v = x[a..b].to_vec();`, `v = Vec::from(&w[..]);`) or written element by element (`v.copy_from_slice(&w)`, `v[i] = ..`)"),
             }
             return;
         }
