@@ -127,6 +127,7 @@ pub(crate) fn lower_until_stable(
     // tree's nodes.
     let mut f = f.clone();
     lower::reslice::desugar(&mut f.block);
+    lower::chained::desugar(&mut f.block);
     lower::tuple_fields::desugar(&mut f.block);
     lower::data_loops::desugar(&mut f.block);
     lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));

@@ -666,6 +666,11 @@ pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
              maximum as `.copied().fold(f64::NEG_INFINITY, f64::max)` (the minimum with \
              `f64::INFINITY, f64::min`), whose derivative goes to the element chosen"
         ),
+        "chain" => "`.chain(..)` is supported right in a `for` loop (`for v in a.iter().chain(b)`, \
+             also followed by `.copied()`) and before `.sum()`, `.product()`, `.fold(..)` or \
+             `.map(..).sum()`; other adaptors after it (`enumerate`, `zip`, `skip`, ...) are not: \
+             write one loop for each part"
+            .to_string(),
         "chunks" | "chunks_exact" | "windows" => format!(
             "`.{culprit}(k)` is supported on a slice named by a plain name, in a `for` loop \
              (`for c in x.{culprit}(2)`, also after `.enumerate()`) or before `.map(|c| ..)` \

@@ -7,6 +7,7 @@ use crate::ir::*;
 use crate::names::Names;
 mod array;
 mod chain;
+pub(crate) mod chained;
 pub(crate) mod data_loops;
 mod expr;
 mod extrema;
@@ -1144,7 +1145,13 @@ impl<'a> Lowerer<'a> {
             self.passive(f.iter)
         };
         let site = self.next_site();
-        let (body, binding) = self.loop_body(f.label, f.body, Some(f.pat));
+        // A loop already reported for its iterator is not reported again for
+        // a pattern only that iterator could have bound (`(i, v)`).
+        let pat = match (&iter, f.pat) {
+            (None, p) if !matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_)) => None,
+            (_, p) => Some(p),
+        };
+        let (body, binding) = self.loop_body(f.label, f.body, pat);
         if let Some(iter) = iter {
             let replay = match binding {
                 Some(v) if !self.vars[v.0].reassigned => replay_of(f.iter),
