@@ -682,8 +682,8 @@ pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
              `let v: Vec<f64> = .. .map(|x| ..).collect();` over `v.iter()`, sub-slices \
              `&v[a..b]` and ranges, with `.copied()`, `.cloned()`, `.zip(..)`, `.enumerate()`, \
              `.rev()`, `.skip(n)`, `.take(n)` and `.step_by(k)`, and `v.iter().sum()`, \
-             `.filter(|v| ..)` just before `.sum()`, `.map(..).sum()` or `.product()` and in \
-             `for` loops; otherwise write a `for` loop over the indices"
+             `.filter(|v| ..)` or `.take_while(|v| ..)` just before `.sum()`, `.map(..).sum()` or \
+             `.product()` and in `for` loops; otherwise write a `for` loop over the indices"
         ),
     }
 }
