@@ -119,6 +119,12 @@
 //! is to it, so a point where an element could cross it is skipped like
 //! any branch about to flip.
 //!
+//! About one unfiltered sum through a closure in two (from draws of its
+//! own) takes the largest or smallest value instead: `src.map(|v|
+//! ..).max_by(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0)` (`min_by`);
+//! the dual copy runs the standard library's `max_by` on `D`s, comparing
+//! values.
+//!
 //! The dual numbers implement `Sum` and `Product` as `f64` does (the same
 //! starting value and order, so values stay bit-identical), arithmetic on
 //! `&D`, and give a `max`/`min` tie to the receiver as the macro does; a
@@ -690,6 +696,12 @@ fn generator_covers_the_language() {
         }),
         ("`.fold(f64::INFINITY, f64::min)`", &|s| {
             s.contains("f64::INFINITY, f64::min)")
+        }),
+        ("`.max_by(..).unwrap_or(..)`", &|s| {
+            s.contains(".max_by(|p, q|")
+        }),
+        ("`.min_by(..).unwrap_or(..)`", &|s| {
+            s.contains(".min_by(|p, q|")
         }),
         ("closure with a block body", &|s| {
             s.contains(

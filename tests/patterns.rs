@@ -1,7 +1,7 @@
 //! Patterns on data in differentiated functions: `if let`, `let … else`,
-//! and `match` arms binding parts of the value (`Some(n)`, `(a, _)`,
-//! guards reading them), each against a derivative by hand at several
-//! points, values bit-identical to the function's.
+//! `while let`, and `match` arms binding parts of the value (`Some(n)`,
+//! `(a, _)`, guards reading them), each against a derivative by hand at
+//! several points, values bit-identical to the function's.
 
 #![deny(warnings)]
 #![deny(clippy::all)]
@@ -93,7 +93,7 @@ fn match_arms_binding_parts() {
     }
 }
 
-/// What the error for `while let` suggests: `loop` with `let … else`.
+/// `loop` with `let … else`, what `while let` stands for.
 #[differentiate]
 #[allow(clippy::while_let_loop)]
 fn countdown(x: f64, n: u32) -> f64 {
@@ -113,5 +113,100 @@ fn loop_with_let_else_instead_of_while_let() {
         let (v, d) = countdown_grad(x, 3);
         assert_bits("value", v, countdown(x, 3));
         assert_close("d/dx", d, 4.0 * x * x * x, 1e-12, 1e-12);
+    }
+}
+
+/// `while let` on an integer, with `continue` (which evaluates the
+/// scrutinee again) and a binding read in the body; in forward mode too.
+#[differentiate(tangent)]
+fn while_let_countdown(x: f64, n: u32) -> f64 {
+    let mut k = n;
+    let mut y = x;
+    while let Some(m) = k.checked_sub(2) {
+        k = m;
+        if m % 4 == 1 {
+            continue;
+        }
+        y = y * x + m as f64;
+    }
+    y
+}
+
+/// The same loop by hand: `y` as a polynomial in `x`, its derivative beside.
+fn countdown_by_hand(x: f64, n: u32) -> (f64, f64) {
+    let (mut k, mut y, mut dy) = (n, x, 1.0);
+    while k >= 2 {
+        k -= 2;
+        if k % 4 != 1 {
+            (y, dy) = (y * x + k as f64, dy * x + y);
+        }
+    }
+    (y, dy)
+}
+
+/// `while let` popping a work list of indices (a passive `Vec`), and one
+/// left by `break` on a test of a differentiated value.
+#[differentiate(wrt(x))]
+fn while_let_work_list(x: &[f64], scale: f64) -> f64 {
+    let mut todo = vec![0usize];
+    let mut s = 0.0;
+    while let Some(i) = todo.pop() {
+        s += x[i] * (i as f64 + scale);
+        for c in [2 * i + 1, 2 * i + 2] {
+            if c < x.len() {
+                todo.push(c);
+            }
+        }
+    }
+    let mut t = s;
+    let mut k = 0u32;
+    while let Some(m) = k.checked_add(1) {
+        if t.abs() >= 50.0 {
+            break;
+        }
+        k = m;
+        t *= 1.5;
+    }
+    t
+}
+
+#[test]
+fn while_let_on_data() {
+    for x in [0.5, -1.25, 2.0, 0.9] {
+        for n in [0, 1, 6, 9, 13] {
+            let (v, d) = while_let_countdown_grad(x, n);
+            assert_bits("value", v, while_let_countdown(x, n));
+            let (want, dwant) = countdown_by_hand(x, n);
+            assert_bits("value by hand", v, want);
+            assert_close("d/dx", d, dwant, 1e-12, 1e-12);
+            let (tv, td) = while_let_countdown_tangent(x, n, -0.5);
+            assert_bits("tangent value", tv, want);
+            assert_close("tangent", td, -0.5 * dwant, 1e-12, 1e-12);
+        }
+    }
+    let xs = [
+        vec![0.5, -1.25, 2.0, 0.75, -0.3],
+        vec![1.5, 0.2, -0.7, 3.1, 0.9, -2.2, 0.35],
+    ];
+    for x in &xs {
+        let scale = 0.25;
+        let (v, g) = while_let_work_list_grad(x, scale);
+        assert_bits("value", v, while_let_work_list(x, scale));
+        // Every index is visited once: s = sum x_i (i + scale); t = s 1.5^k,
+        // k fixed near the point (the loop's test reads values only).
+        let s: f64 = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * (i as f64 + scale))
+            .sum();
+        let mut factor = 1.0;
+        let mut t = s;
+        while t.abs() < 50.0 {
+            t *= 1.5;
+            factor *= 1.5;
+        }
+        for (i, gi) in g.iter().enumerate() {
+            assert_close("d/dx_i", *gi, factor * (i as f64 + scale), 1e-12, 1e-12);
+        }
     }
 }

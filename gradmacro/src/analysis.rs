@@ -184,9 +184,19 @@ impl Analysis {
 
     /// Whether re-creating the array `dst` must record the old array (moved,
     /// not copied): the reverse sweep sizes its adjoint from it, or reads it.
+    /// Re-creating an array with an adjoint sizes that adjoint afresh from
+    /// the old array: the new array's length may differ, and its adjoints,
+    /// already passed on, must not reach the old elements.
     pub fn saves_array(&self, f: &Func, dst: VarId, write: Write) -> bool {
-        (self.needed[dst.0] || self.scoped[dst.0])
+        let resized = write == Write::Overwrite && self.adj[dst.0];
+        (self.needed[dst.0] || self.scoped[dst.0] || resized)
             && (write == Write::Overwrite || f.var(dst).decl.loop_depth > 0)
+    }
+
+    /// Whether the reverse of re-creating `dst` starts the old array's
+    /// adjoint afresh (see `saves_array`).
+    pub fn resets_adjoint(&self, dst: VarId, write: Write) -> bool {
+        write == Write::Overwrite && self.adj[dst.0]
     }
 
     /// Whether a store into `arr` must record the element it overwrites.

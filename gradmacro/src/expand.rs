@@ -127,9 +127,11 @@ pub(crate) fn lower_until_stable(
     // tree's nodes.
     let mut f = f.clone();
     lower::reslice::desugar(&mut f.block);
+    lower::chained::desugar(&mut f.block);
     lower::tuple_fields::desugar(&mut f.block);
     lower::data_loops::desugar(&mut f.block);
     lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
+    lower::recopy::desugar(&mut f.block);
     // Before the views: its copies read sources through views.
     lower::outputs::desugar_methods(&mut f.block);
     let mut errors = lower::sugar::desugar(&mut f.block);

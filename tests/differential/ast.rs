@@ -284,21 +284,26 @@ pub enum Reduce {
         init: Option<String>,
         body: FBlock,
     },
+    /// `.map(|..| body).max_by(|p, q| p.partial_cmp(q).unwrap())
+    /// .unwrap_or(0.0)` (`min_by` when `min`).
+    By { min: bool, body: FBlock },
 }
 
 impl Reduce {
     pub fn body(&self) -> &FBlock {
         match self {
-            Reduce::Map { body, .. } | Reduce::Fold { body, .. } | Reduce::Extreme { body, .. } => {
-                body
-            }
+            Reduce::Map { body, .. }
+            | Reduce::Fold { body, .. }
+            | Reduce::Extreme { body, .. }
+            | Reduce::By { body, .. } => body,
         }
     }
     pub fn body_mut(&mut self) -> &mut FBlock {
         match self {
-            Reduce::Map { body, .. } | Reduce::Fold { body, .. } | Reduce::Extreme { body, .. } => {
-                body
-            }
+            Reduce::Map { body, .. }
+            | Reduce::Fold { body, .. }
+            | Reduce::Extreme { body, .. }
+            | Reduce::By { body, .. } => body,
         }
     }
 }
@@ -1158,6 +1163,13 @@ fn reduce_text(src: &Source, r: &Reduce, ind: usize) -> String {
             let init = init.as_deref().unwrap_or(inf);
             format!(
                 "{it}.map(|{pat}| {}).fold({init}, f64::{f})",
+                closure_body(body, ind)
+            )
+        }
+        Reduce::By { min, body } => {
+            let by = if *min { "min_by" } else { "max_by" };
+            format!(
+                "{it}.map(|{pat}| {}).{by}(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0)",
                 closure_body(body, ind)
             )
         }

@@ -157,6 +157,9 @@ pub struct Gen {
     filt_side: Rng,
     /// This program filters what it sums.
     filt_on: bool,
+    /// Every draw about `max_by`/`min_by` in reductions, apart from the
+    /// others.
+    by_side: Rng,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -189,6 +192,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         pat_on: false,
         filt_side: Rng::new(seed ^ 0x4669_6c74_6572_5f73),
         filt_on: false,
+        by_side: Rng::new(seed ^ 0x4d61_7842_795f_6f6e),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -2579,7 +2583,20 @@ impl Gen {
                     }
                 }
                 let body = self.closure(&src, None);
-                FExpr::Reduce(Box::new(src), Box::new(Reduce::Map { prod, body }))
+                let unfiltered = !matches!(
+                    &src,
+                    Source::Iter {
+                        filter: Some(_),
+                        ..
+                    }
+                );
+                let reduce = if !prod && unfiltered && self.by_side.chance(0.5) {
+                    let min = self.by_side.chance(0.5);
+                    Reduce::By { min, body }
+                } else {
+                    Reduce::Map { prod, body }
+                };
+                FExpr::Reduce(Box::new(src), Box::new(reduce))
             }
             1 => self.fold(),
             2 => {

@@ -669,7 +669,7 @@ fn reduce_variants(src: &Source, r: &Reduce) -> Vec<FExpr> {
                 }));
             }
         }
-        Reduce::Extreme { body, .. } => out.push(mk(Reduce::Map {
+        Reduce::Extreme { body, .. } | Reduce::By { body, .. } => out.push(mk(Reduce::Map {
             prod: false,
             body: body.clone(),
         })),

@@ -387,9 +387,9 @@ impl Resolver {
                     self.fexpr(init)?;
                     self.closure(src, Some(acc), body)?
                 }
-                Reduce::Map { body, .. } | Reduce::Extreme { body, .. } => {
-                    self.closure(src, None, body)?
-                }
+                Reduce::Map { body, .. }
+                | Reduce::Extreme { body, .. }
+                | Reduce::By { body, .. } => self.closure(src, None, body)?,
             },
             FExpr::Count(pr) => self.pred(pr)?,
             FExpr::Apply(_, args) => {

@@ -262,7 +262,17 @@ impl Emitter<'_> {
                         quote!(#slot)
                     }
                 };
-                vec![quote!(#var = #old;)]
+                let mut out = vec![quote!(#var = #old;)];
+                if self.a.resets_adjoint(d.dst, d.write) {
+                    let d_var = self.adj(d.dst);
+                    let zero = self.lit("0.0");
+                    out.push(match &self.f.var(d.dst).shape {
+                        Shape::Array { len: Some(n) } => quote!(#d_var = [#zero; #n];),
+                        _ => quote!(#d_var = ::std::vec![#zero; #var.len()];),
+                    });
+                    self.written.insert(d.dst);
+                }
+                out
             }
             Stmt::Reduce(r) => {
                 let mut out = Vec::new();

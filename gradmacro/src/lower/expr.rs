@@ -105,6 +105,8 @@ impl Lowerer<'_> {
                 UnOp::Deref(_) if rename::local_name(&u.expr).is_some_and(|n| self.transparent(&n.to_string())) => {
                     self.expr(&u.expr)
                 }
+                // `*x.iter().max_by(..).unwrap()`: the element itself.
+                UnOp::Deref(_) if super::extrema::is_extremum(&u.expr) => self.active_expr(&u.expr),
                 _ => self.unsupported(e, "dereferencing is not supported here: parameters are passed by value (`x: f64`)"),
             },
             Expr::Binary(b) => self.binary(b, e),
@@ -133,6 +135,8 @@ impl Lowerer<'_> {
             }
             Expr::Match(_) => self.unsupported(e, "`match` is not supported on differentiated values: use `if` / `else if` with comparisons"),
             Expr::Index(ix) => self.index_read(ix, e),
+            // `x.iter().enumerate().max_by(..).unwrap().0`: an index.
+            Expr::Field(_) if super::extrema::is_position(e) => self.passive_val(e),
             Expr::Field(f) if matches!(&*f.base, Expr::MethodCall(m) if Prim::from_method(&m.method.to_string()).is_none()) => {
                 // `x.sin_cos().0`: the method is the thing to explain.
                 self.expr(&f.base)
@@ -239,6 +243,9 @@ impl Lowerer<'_> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall, e: &Expr) -> Val {
         let name = m.method.to_string();
+        if let Some(val) = self.extremum(e) {
+            return val;
+        }
         if let Some(val) = self.reduction(m) {
             return val;
         }
@@ -271,6 +278,12 @@ impl Lowerer<'_> {
             let msg = match name.as_str() {
                 "sin_cos" => "`sin_cos` is not supported: call `x.sin()` and `x.cos()` separately"
                     .to_string(),
+                "pop" => {
+                    "`.pop()` of differentiated values is not supported: read the elements by \
+                          index (`for i in (0..v.len()).rev() { .. v[i] .. }`), or keep a `Vec` of \
+                          indices and pop those"
+                        .to_string()
+                }
                 _ => format!(
                     "`{name}` is not a differentiable float method; supported: {}",
                     supported_methods()
@@ -673,6 +686,10 @@ pub(crate) fn unsupported_adaptor(e: &Expr) -> Option<&syn::Ident> {
     let mut culprit = None;
     let mut e = e;
     while let Expr::MethodCall(inner) = crate::lower::strip(e) {
+        // `x.iter().max_by(..).unwrap()` inside is lowered on its own.
+        if super::extrema::is_extremum(e) {
+            break;
+        }
         if !LOOP_FORMS.contains(&inner.method.to_string().as_str()) {
             culprit = Some(&inner.method);
         }
@@ -685,11 +702,21 @@ pub(crate) fn unsupported_adaptor(e: &Expr) -> Option<&syn::Ident> {
 /// write instead.
 pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
     match culprit.to_string().as_str() {
-        "max" | "min" | "max_by" | "min_by" | "max_by_key" | "min_by_key" | "reduce" => format!(
+        "max_by" | "min_by" | "reduce" => format!(
+            "`.{culprit}(..)` is supported opened at once, as a value: \
+             `x.iter().{culprit}(..).unwrap()`, `.expect(..)`, `.unwrap_or(d)`, `.copied().unwrap()`; \
+             `if let`/`match` on its `Option` is not: test the iterator's length first"
+        ),
+        "max" | "min" | "max_by_key" | "min_by_key" => format!(
             "`.{culprit}` on an iterator of differentiated values is not supported: write the \
              maximum as `.copied().fold(f64::NEG_INFINITY, f64::max)` (the minimum with \
              `f64::INFINITY, f64::min`), whose derivative goes to the element chosen"
         ),
+        "chain" => "`.chain(..)` is supported right in a `for` loop (`for v in a.iter().chain(b)`, \
+             also followed by `.copied()`) and before `.sum()`, `.product()`, `.fold(..)` or \
+             `.map(..).sum()`; other adaptors after it (`enumerate`, `zip`, `skip`, ...) are not: \
+             write one loop for each part"
+            .to_string(),
         "chunks" | "chunks_exact" | "windows" => format!(
             "`.{culprit}(k)` is supported on a slice named by a plain name, in a `for` loop \
              (`for c in x.{culprit}(2)`, also after `.enumerate()`) or before `.map(|c| ..)` \
@@ -701,8 +728,8 @@ pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
              `let v: Vec<f64> = .. .map(|x| ..).collect();` over `v.iter()`, sub-slices \
              `&v[a..b]` and ranges, with `.copied()`, `.cloned()`, `.zip(..)`, `.enumerate()`, \
              `.rev()`, `.skip(n)`, `.take(n)` and `.step_by(k)`, and `v.iter().sum()`, \
-             `.filter(|v| ..)` just before `.sum()`, `.map(..).sum()` or `.product()` and in \
-             `for` loops; otherwise write a `for` loop over the indices"
+             `.filter(|v| ..)` or `.take_while(|v| ..)` just before `.sum()`, `.map(..).sum()` or \
+             `.product()` and in `for` loops; otherwise write a `for` loop over the indices"
         ),
     }
 }

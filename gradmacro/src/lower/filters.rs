@@ -3,7 +3,7 @@
 //! for, the predicate evaluated on values:
 //!
 //! ```text
-//! let mut acc = 0.0;
+//! let mut acc = -0.0;
 //! for item in chain { if pred_of_item { acc += body_of_item; } }
 //! .. acc ..
 //! ```
@@ -11,10 +11,14 @@
 //! the loop placed before the statement holding the reduction (statements
 //! are lowered alike whether they carry derivatives or only data). A
 //! reduction in a condition stays as written, evaluated on values.
+//! `take_while(pred)` is the same loop left at the first item failing the
+//! test (`else { break; }`). The sum starts from -0.0, as `Sum for f64` does
+//! (an empty sum is -0.0).
 //!
 //! Which elements count is piecewise constant: only the summed values carry
 //! derivatives. A `for` loop over a filtered iterator is the loop with its
-//! body under the test.
+//! body under the test; over `take_while(pred)`, the loop left by `break`
+//! once the test fails.
 
 use proc_macro2::TokenStream;
 use syn::visit_mut::VisitMut;
@@ -23,13 +27,28 @@ use syn::{Expr, Pat, Stmt};
 const ITEM: &str = "__gm_item";
 const ACC: &str = "__gm_acc";
 
-/// `chain.filter(|v| pred)` as the chain and the predicate on the item
-/// `item` (the closure's parameter is `&item`).
-fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr)> {
+/// What an item failing the test does.
+#[derive(Clone, Copy, PartialEq)]
+enum Failing {
+    /// `filter`: it is skipped.
+    Skipped,
+    /// `take_while`: it ends the iteration.
+    Ends,
+}
+
+/// `chain.filter(|v| pred)` (or `take_while`) as the chain, the predicate on
+/// the item `item` (the closure's parameter is `&item`), and what failing it
+/// does.
+fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr, Failing)> {
     let Expr::MethodCall(m) = super::strip(e) else {
         return None;
     };
-    if m.method != "filter" || m.args.len() != 1 {
+    let failing = match m.method.to_string().as_str() {
+        "filter" => Failing::Skipped,
+        "take_while" => Failing::Ends,
+        _ => return None,
+    };
+    if m.args.len() != 1 {
         return None;
     }
     let Expr::Closure(c) = super::strip(&m.args[0]) else {
@@ -58,15 +77,15 @@ fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr)> {
         strip_deref,
     }
     .visit_expr_mut(&mut pred);
-    Some((&m.receiver, pred))
+    Some((&m.receiver, pred, failing))
 }
 
 /// The closure's parameter replaced by what it stands for: `*v` is the
 /// item itself when `v` is `&item`.
-struct Substitute<'a> {
-    name: &'a syn::Ident,
-    value: &'a Expr,
-    strip_deref: bool,
+pub(crate) struct Substitute<'a> {
+    pub name: &'a syn::Ident,
+    pub value: &'a Expr,
+    pub strip_deref: bool,
 }
 
 impl VisitMut for Substitute<'_> {
@@ -93,14 +112,14 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
         return None;
     };
     let (zero, op) = match (r.method.to_string().as_str(), r.args.len()) {
-        ("sum", 0) => (crate::generic::lit(ty, "0.0"), "+="),
+        ("sum", 0) => (crate::generic::lit(ty, "-0.0"), "+="),
         ("product", 0) => (crate::generic::lit(ty, "1.0"), "*="),
         _ => return None,
     };
     let item = syn::Ident::new(ITEM, r.method.span());
-    let (chain, pred, body): (&Expr, Expr, Expr) = match super::strip(&r.receiver) {
+    let (chain, pred, failing, body) = match super::strip(&r.receiver) {
         Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
-            let (chain, pred) = filter(&m.receiver, &item)?;
+            let (chain, pred, failing) = filter(&m.receiver, &item)?;
             let Expr::Closure(c) = super::strip(&m.args[0]) else {
                 return None;
             };
@@ -128,21 +147,26 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
                 }
                 .visit_expr_mut(&mut body);
             }
-            (chain, pred, body)
+            (chain, pred, failing, body)
         }
         other => {
-            let (chain, pred) = filter(other, &item)?;
-            (chain, pred, syn::parse_quote!(#item))
+            let (chain, pred, failing) = filter(other, &item)?;
+            let body: Expr = syn::parse_quote!(#item);
+            (chain, pred, failing, body)
         }
     };
     // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
     let add = crate::generic::update(ty, &quote::quote!(#acc), op, &quote::quote!(#body));
+    let stop = match failing {
+        Failing::Skipped => quote::quote!(),
+        Failing::Ends => quote::quote!(else { break; }),
+    };
     Some(vec![
         syn::parse_quote!(let mut #acc: #ty = #zero;),
         syn::parse_quote!(for #item in #chain {
             if #pred {
                 #add
-            }
+            } #stop
         }),
     ])
 }
@@ -207,7 +231,8 @@ impl VisitMut for Filters<'_> {
         b.stmts = out;
     }
     /// `for v in chain.filter(pred) { body }` as `for v in chain { if pred
-    /// { body } }`.
+    /// { body } }`, over `take_while(pred)` as `for v in chain { if !(pred)
+    /// { break; } body }`.
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
         // `for _ in ..` still needs a name for the predicate to read.
@@ -219,17 +244,29 @@ impl VisitMut for Filters<'_> {
         if p.by_ref.is_some() || p.subpat.is_some() {
             return;
         }
-        let Some((chain, pred)) = filter(&f.expr, &p.ident) else {
+        let Some((chain, pred, failing)) = filter(&f.expr, &p.ident) else {
             return;
         };
         let (chain, body) = (chain.clone(), &f.body);
-        f.body = syn::parse_quote!({ if #pred #body });
+        f.body = match failing {
+            Failing::Skipped => syn::parse_quote!({ if #pred #body }),
+            Failing::Ends => {
+                let stmts = &body.stmts;
+                syn::parse_quote!({
+                    if !(#pred) {
+                        break;
+                    }
+                    #(#stmts)*
+                })
+            }
+        };
         *f.expr = chain;
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
-/// Rewrites every filtered sum or product in `block`; `ty` is the float type.
+/// Rewrites every filtered (or `take_while`) sum or product, and loop, in
+/// `block`; `ty` is the float type.
 pub(crate) fn desugar(block: &mut syn::Block, ty: &TokenStream) {
     Filters { ty, count: 0 }.visit_block_mut(block);
 }

@@ -449,7 +449,7 @@ fn mapped(e: &Expr) -> Option<(&Expr, &syn::ExprClosure)> {
 }
 
 /// `x: &f64` as a closure parameter is the pattern `x`.
-fn untyped(p: &syn::Pat) -> &syn::Pat {
+pub(crate) fn untyped(p: &syn::Pat) -> &syn::Pat {
     match p {
         syn::Pat::Type(t) => &t.pat,
         _ => p,

@@ -17,8 +17,9 @@
 //! =>`, `(a, _) =>`) reads each part it uses, once taken, with a `match` of
 //! its own (`let n = match o { Some(n) => n, _ => unreachable!() };`): parts
 //! are data, never differentiated. `if let P = e { a } else { b }` is `match
-//! e { P => a, _ => b }`, and `let P = e else { d }; rest` is `match e { P =>
-//! { rest }, _ => d }`.
+//! e { P => a, _ => b }`, `let P = e else { d }; rest` is `match e { P =>
+//! { rest }, _ => d }`, and `while let P = e { body }` is `loop { if let P
+//! = e { body } else { break } }`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -58,6 +59,15 @@ impl VisitMut for Desugar {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // `while let P = e { body }` is `loop { if let P = e { body } else
+        // { break } }`: `e` is evaluated before each iteration, as there.
+        if let Expr::While(w) = e {
+            if let Expr::Let(l) = &*w.cond {
+                let (attrs, label, pat, value, body) =
+                    (&w.attrs, &w.label, &l.pat, &l.expr, &w.body);
+                *e = syn::parse_quote!(#(#attrs)* #label loop { if let #pat = #value #body else { break; } });
+            }
+        }
         if let Expr::If(i) = e {
             if let Expr::Let(l) = &*i.cond {
                 let (pat, value, then) = (&l.pat, &l.expr, &i.then_branch);

@@ -7,12 +7,15 @@ use crate::ir::*;
 use crate::names::Names;
 mod array;
 mod chain;
+pub(crate) mod chained;
 pub(crate) mod data_loops;
 mod expr;
+mod extrema;
 pub(crate) mod filters;
 mod iter;
 pub(crate) mod matching;
 pub(crate) mod outputs;
+pub(crate) mod recopy;
 mod reject;
 pub mod rename;
 pub(crate) mod reslice;
@@ -65,6 +68,8 @@ pub(crate) enum LoopBody<'a> {
         arr: VarId,
         value: &'a syn::Expr,
     },
+    /// Lowered by the function, in the loop's scope (`max_by`, `extrema.rs`).
+    Lowered(&'a dyn Fn(&mut Lowerer<'_>)),
 }
 
 /// The result of lowering an expression.
@@ -662,6 +667,9 @@ impl<'a> Lowerer<'a> {
         };
         let v = self.declare(name, kind, name.span());
         self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+        // `let m = x.iter().max_by(..).unwrap();` is a `&f64` to the user,
+        // who reads it as `*m`.
+        self.vars[v.0].deref_transparent = kind == VarKind::Active && extrema::yields_reference(e);
         self.write(v, val, e);
     }
 
@@ -789,7 +797,7 @@ impl<'a> Lowerer<'a> {
         if matches!(self.vars[v.0].shape, Shape::Array { .. }) {
             match (op, self.array_init(rhs)) {
                 (None, Some(a)) if !self.is_param(v) => self.array_def(v, a),
-                _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`) or written element by element"),
+                _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`, `v = x[a..b].to_vec();`, `v = Vec::from(&w[..]);`) or written element by element (`v.copy_from_slice(&w)`, `v[i] = ..`)"),
             }
             return;
         }
@@ -1013,13 +1021,6 @@ impl<'a> Lowerer<'a> {
     }
 
     fn cond(&mut self, e: &syn::Expr) -> Option<Passive> {
-        if let syn::Expr::Let(l) = strip(e) {
-            self.cx.error(
-                l,
-                "`while let` is not supported: write `loop { let Some(m) = e else { break }; .. }`, or compare values with `==`, `<`, ...",
-            );
-            return None;
-        }
         match self.expr(e) {
             Val::Const(c) => Some(c),
             _ => {
@@ -1131,6 +1132,7 @@ impl<'a> Lowerer<'a> {
                 };
                 self.write(acc, val, value);
             }
+            LoopBody::Lowered(lower) => lower(self),
             LoopBody::Push { arr, value } => {
                 let val = self.expr(value);
                 let value = self.operand(val);
@@ -1179,7 +1181,13 @@ impl<'a> Lowerer<'a> {
             self.passive(f.iter)
         };
         let site = self.next_site();
-        let (body, binding) = self.loop_body(f.label, f.body, Some(f.pat));
+        // A loop already reported for its iterator is not reported again for
+        // a pattern only that iterator could have bound (`(i, v)`).
+        let pat = match (&iter, f.pat) {
+            (None, p) if !matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_)) => None,
+            (_, p) => Some(p),
+        };
+        let (body, binding) = self.loop_body(f.label, f.body, pat);
         if let Some(iter) = iter {
             let replay = match binding {
                 Some(v) if !self.vars[v.0].reassigned => replay_of(f.iter),

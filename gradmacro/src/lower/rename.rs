@@ -100,11 +100,20 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
                 self.found |= self.r.binding_is_active(&id.to_string());
             }
         }
-        // The length of an array does not depend on its values.
+        // The length of an array, or of a sub-slice `x[a..b]`, does not
+        // depend on its values (only on the bounds).
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let len = matches!(m.method.to_string().as_str(), "len" | "is_empty");
-            if !(len && local_name(&m.receiver).is_some()) {
-                self.visit_expr(&m.receiver);
+            match super::strip(&m.receiver) {
+                _ if !len => self.visit_expr(&m.receiver),
+                r if local_name(r).is_some() => {}
+                Expr::Index(ix)
+                    if local_name(&ix.expr).is_some()
+                        && matches!(super::strip(&ix.index), Expr::Range(_)) =>
+                {
+                    self.visit_expr(&ix.index)
+                }
+                r => self.visit_expr(r),
             }
             for a in &m.args {
                 self.visit_expr(a);
