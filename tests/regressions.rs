@@ -1256,3 +1256,122 @@ fn the_condition_of_an_empty_branch_is_not_computed() {
         );
     }
 }
+
+/// A `match` on a float comparison inside `vec![..]`, next to a `let` that
+/// receives a differentiated value: the lowering, repeated until it knows
+/// which `let`s carry derivatives, knew them by their address in a parse of
+/// the `vec!` of its own at each attempt, so the scrutinee `let` of the
+/// rewritten `match` could take the address of a `let` promoted by the
+/// attempt before ("`match` is not supported on differentiated values",
+/// program 50957 of the differential test, shrunk).
+///
+/// With t = atanh(0.8 cos 0.5) ≈ 0.871: when any xs ≤ 5 the value is
+/// w0 - xs3, else when t·max(w1, 0) > 0.3 it is w0 - xs3, else
+/// (w0 + w1) w0 - xs3 (d/dw0 = 2 w0 + w1, d/dw1 = w0).
+#[differentiate(wrt(w))]
+#[allow(clippy::useless_vec, clippy::let_and_return)]
+fn match_in_vec(xs: &[f64; 5], w: [f64; 2], _n: usize) -> f64 {
+    let vals = vec![
+        1.0,
+        if xs.iter().any(|c| *c <= (xs.len() as f64)) {
+            let (q,): (f64,) = (1.0,);
+            q
+        } else {
+            match f64::atanh(0.5_f64.cos() * 0.8) * w[1].max(0.0) > 0.3 {
+                true => 1.0,
+                false => {
+                    let p = {
+                        let mk_b = || 1.75 * w.iter().sum::<f64>() / 1.75;
+                        let b = mk_b();
+                        b
+                    };
+                    p
+                }
+            }
+        },
+    ];
+    vals[1] * w[0] - xs[3]
+}
+
+#[test]
+fn a_match_inside_vec_next_to_a_promoted_let() {
+    let points: [(f64, [f64; 2]); 4] = [
+        (9.0, [0.5, 0.1]),
+        (9.0, [1.25, -0.4]),
+        (9.0, [-0.7, 2.0]),
+        (1.0, [0.5, 0.1]),
+    ];
+    for (x, w) in points {
+        let xs = [x; 5];
+        let t = (0.5_f64.cos() * 0.8).atanh();
+        let want = if x <= 5.0 || t * w[1].max(0.0) > 0.3 {
+            [1.0, 0.0]
+        } else {
+            [2.0 * w[0] + w[1], w[0]]
+        };
+        let (v, g) = match_in_vec_grad(&xs, w, 0);
+        let a = match_in_vec_adjoint(&xs, w, 0, D_OUT);
+        check_point(
+            "match_in_vec",
+            &w,
+            &|p| match_in_vec(&xs, [p[0], p[1]], 0),
+            v,
+            &g,
+            &a,
+            &want,
+        );
+    }
+}
+
+/// `let`s inside `vec![..]` that receive differentiated values (`s` only
+/// once `s += x * y` is seen): the lowering must settle on the same
+/// declarations at every attempt.
+///
+/// x > y: v = [xy, x²], out = x³y: d/dx = 3x²y, d/dy = x³;
+/// else xy > 1: out = xy², d/dx = y², d/dy = 2xy; else out = xy sin x,
+/// d/dx = y sin x + xy cos x, d/dy = x sin x.
+#[differentiate]
+#[allow(clippy::useless_vec)]
+fn lets_in_vec(x: f64, y: f64) -> f64 {
+    let v = vec![
+        {
+            let mut s = 0.0;
+            s += x * y;
+            s
+        },
+        if x > y {
+            let t = x;
+            t * t
+        } else {
+            match x * y > 1.0 {
+                true => y,
+                false => x.sin(),
+            }
+        },
+    ];
+    v[0] * v[1]
+}
+
+#[test]
+fn lets_inside_vec_settle() {
+    for (x, y) in [(1.5_f64, 0.5), (0.75, 2.0), (0.5, 1.5)] {
+        let want = if x > y {
+            [3.0 * x * x * y, x * x * x]
+        } else if x * y > 1.0 {
+            [y * y, 2.0 * x * y]
+        } else {
+            [y * x.sin() + x * y * x.cos(), x * x.sin()]
+        };
+        let (v, (gx, gy)) = lets_in_vec_grad(x, y);
+        let (ax, ay) = lets_in_vec_adjoint(x, y, D_OUT);
+        check_point(
+            "lets_in_vec",
+            &[x, y],
+            &|p| lets_in_vec(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &want,
+        );
+    }
+}
