@@ -895,3 +895,42 @@ fn filtered_sums_nested_in_conditions() {
         }
     );
 }
+
+/// A filtered sum in the body of a local closure called twice: the calls
+/// are written out before the sums become loops (program 50879 of the
+/// differential test: the sum was left inside the closure, unlowered).
+///
+/// out = a w0 + Σ_{w_i > -1} w_i² with a = Σ_{w_i > 0.6} w_i².
+#[differentiate]
+fn filtered_in_closure(w: &[f64]) -> f64 {
+    let big = |t: f64| w.iter().filter(|fv| **fv > t).map(|v| v * v).sum::<f64>();
+    let a = big(0.6);
+    a * w[0] + big(-1.0)
+}
+
+#[test]
+fn a_filtered_sum_in_a_local_closure() {
+    check!(
+        filtered_in_closure,
+        filtered_in_closure_grad,
+        filtered_in_closure_adjoint,
+        |x: &[f64]| {
+            let a: f64 = x.iter().filter(|v| **v > 0.6).map(|v| v * v).sum();
+            let mut g: Vec<f64> = x
+                .iter()
+                .map(|v| {
+                    let mut d = 0.0;
+                    if *v > 0.6 {
+                        d += 2.0 * v * x[0];
+                    }
+                    if *v > -1.0 {
+                        d += 2.0 * v;
+                    }
+                    d
+                })
+                .collect();
+            g[0] += a;
+            g
+        }
+    );
+}

@@ -129,10 +129,12 @@ pub(crate) fn lower_until_stable(
     lower::reslice::desugar(&mut f.block);
     lower::tuple_fields::desugar(&mut f.block);
     lower::data_loops::desugar(&mut f.block);
-    lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     // Before the views: its copies read sources through views.
     lower::outputs::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     let mut errors = lower::sugar::desugar(&mut f.block);
+    // Once local closures are written out at their calls: a reduction in a
+    // closure's body becomes a loop where it is computed.
+    lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     errors.extend(lower::matching::desugar(&mut f.block));
     for (tokens, msg) in errors {
         cx.error(tokens, msg);
