@@ -934,3 +934,58 @@ fn a_filtered_sum_in_a_local_closure() {
         }
     );
 }
+
+/// Filtered sums inside `vec![..]`, as an element and in a block that is
+/// one: the macro's tokens are read as expressions, like the lowering
+/// reads them.
+///
+/// With a = Σ_{w_i > 0.6} w_i and b = Σ_{w_i > 0.6} w_i²: out = 2 a w0 +
+/// (b if w1 > 0, else 1).
+#[differentiate]
+#[allow(clippy::useless_vec, clippy::let_and_return)]
+fn filtered_in_vec(w: &[f64]) -> f64 {
+    let v = vec![
+        w.iter()
+            .filter(|fv| **fv > 0.6)
+            .map(|x| x * 2.0)
+            .sum::<f64>(),
+        w[0],
+    ];
+    let u = vec![
+        if w[1] > 0.0 {
+            let t = w.iter().filter(|fv| **fv > 0.6).map(|x| x * x).sum::<f64>();
+            t
+        } else {
+            1.0
+        },
+        2.0,
+    ];
+    v[0] * v[1] + u[0]
+}
+
+#[test]
+fn filtered_sums_inside_vec() {
+    check!(
+        filtered_in_vec,
+        filtered_in_vec_grad,
+        filtered_in_vec_adjoint,
+        |x: &[f64]| {
+            let a: f64 = x.iter().filter(|v| **v > 0.6).sum();
+            let mut g: Vec<f64> = x
+                .iter()
+                .map(|v| {
+                    let mut d = 0.0;
+                    if *v > 0.6 {
+                        d += 2.0 * x[0];
+                        if x[1] > 0.0 {
+                            d += 2.0 * v;
+                        }
+                    }
+                    d
+                })
+                .collect();
+            g[0] += 2.0 * a;
+            g
+        }
+    );
+}

@@ -166,8 +166,11 @@ impl VisitMut for Hoist<'_> {
             | Expr::Loop(_)
             | Expr::Block(_)
             | Expr::Closure(_)
-            | Expr::Match(_)
-            | Expr::Macro(_) => return,
+            | Expr::Match(_) => return,
+            Expr::Macro(m) => {
+                super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
+                return;
+            }
             _ => {}
         }
         syn::visit_mut::visit_expr_mut(self, e);
@@ -212,6 +215,9 @@ impl VisitMut for Filters<'_> {
         if let Some((_, els)) = &mut i.else_branch {
             self.visit_expr_mut(els);
         }
+    }
+    fn visit_expr_macro_mut(&mut self, m: &mut syn::ExprMacro) {
+        super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
     }
     fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
         self.condition(&mut w.cond);
