@@ -1375,3 +1375,52 @@ fn lets_inside_vec_settle() {
         );
     }
 }
+
+/// A struct's array read only by filtered counts (`cfg.w.iter().filter(..)
+/// .count() as f64`): the cast converts the count, so the array is not taken
+/// for data that must be an integer ("a field read as data is `f64`",
+/// program 54560 of the differential test, shrunk).
+#[derive(Clone, Copy, gradmacro::Differentiable)]
+struct Counted {
+    scale: f64,
+    w: [f64; 3],
+}
+
+/// With n the number of w_i ≤ 1 (the loop never runs: n ≤ 3):
+/// out = scale (1 + n), d/dscale = 1 + n, d/dw = 0.
+#[differentiate(wrt(cfg))]
+fn counted(cfg: Counted) -> f64 {
+    let n = cfg.w.iter().filter(|v| **v <= 1.0).count() as f64;
+    let mut k = 0;
+    while k < 3 && (cfg.w.iter().filter(|v| **v <= 1.0).count() as f64) > 3.15 {
+        k += 1;
+    }
+    cfg.scale * (1.0 + n) + k as f64
+}
+
+#[test]
+fn a_struct_array_read_by_a_filtered_count() {
+    for (scale, w) in [
+        (1.5, [0.5, 2.0, 0.1]),
+        (-0.75, [1.25, 3.0, 2.5]),
+        (2.0, [0.0, -1.0, 0.9]),
+    ] {
+        let n = w.iter().filter(|v| **v <= 1.0).count() as f64;
+        let (v, g) = counted_grad(Counted { scale, w });
+        let a = counted_adjoint(Counted { scale, w }, D_OUT);
+        check_point(
+            "counted",
+            &[scale, w[0], w[1], w[2]],
+            &|p| {
+                counted(Counted {
+                    scale: p[0],
+                    w: [p[1], p[2], p[3]],
+                })
+            },
+            v,
+            &[g.scale, g.w[0], g.w[1], g.w[2]],
+            &[a.scale, a.w[0], a.w[1], a.w[2]],
+            &[1.0 + n, 0.0, 0.0, 0.0],
+        );
+    }
+}
