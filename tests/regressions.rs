@@ -1424,3 +1424,74 @@ fn a_struct_array_read_by_a_filtered_count() {
         );
     }
 }
+
+/// Second derivatives through a branch whose only work in the reverse sweep
+/// is a value computed again there (the operand of `max`, whose result
+/// reaches the output only through `floor`): the branch is replayed from a
+/// record, so the value its condition reads must be computed, though nothing
+/// else reads it (program 56672 of the differential test, shrunk: "cannot
+/// find value `__gm_scrutinee`", the condition of the `match`). Denied here,
+/// so the file does not build if a warning fires.
+#[deny(warnings)]
+mod replayed_branch_of_a_recomputed_value {
+    use gradmacro::differentiate;
+
+    /// `xs.len() == 5`. The loop's result is piecewise constant (floor):
+    /// out = c + w0 w1 with c constant, d/dw0 = w1, d/dw1 = w0, the only
+    /// second derivative d²/dw0dw1 = 1.
+    #[differentiate(tangent, hessian)]
+    #[allow(clippy::match_bool)]
+    pub fn f(xs: &[f64], w: &[f64; 2], mut x: f64) -> f64 {
+        for l in 0..4 {
+            let h = (match l < 1 {
+                true => 0.25_f64.max(xs[1] + xs[2]),
+                false => x,
+            })
+            .tanh();
+            for _ in 0..w.len() {
+                let e: f64 = h;
+                x -= e;
+            }
+        }
+        1.0 / (f64::floor(x).sin() * 1.5).cosh() + w[0] * w[1]
+    }
+}
+
+#[test]
+fn second_derivatives_replay_a_branch_of_a_recomputed_value() {
+    use replayed_branch_of_a_recomputed_value::*;
+    let points = [
+        ([1.0, 0.5, 0.25, 1.0, 1.0], [1.0, 2.0], 0.3),
+        ([0.2, -0.4, 1.5, 0.0, 2.0], [-0.75, 0.5], 1.7),
+    ];
+    for (xs, w, x) in points {
+        let mut want = [0.0; 8];
+        want[5] = w[1];
+        want[6] = w[0];
+        let (v, (gxs, gw, gx)) = f_grad(&xs, &w, x);
+        let (axs, aw, ax) = f_adjoint(&xs, &w, x, D_OUT);
+        let flat = |a: &[f64], b: &[f64], c: f64| [a, b, &[c]].concat();
+        check_point(
+            "f",
+            &flat(&xs, &w, x),
+            &|p| f(&p[..5], &[p[5], p[6]], p[7]),
+            v,
+            &flat(&gxs, &gw, gx),
+            &flat(&axs, &aw, ax),
+            &want,
+        );
+        let (hv, hg, h) = f_hessian(&xs, &w, x);
+        assert_eq!(hv.to_bits(), v.to_bits());
+        assert_eq!(hg, want.to_vec());
+        for (i, row) in h.iter().enumerate() {
+            for (j, hij) in row.iter().enumerate() {
+                let expected = if (i, j) == (5, 6) || (i, j) == (6, 5) {
+                    1.0
+                } else {
+                    0.0
+                };
+                assert_eq!(*hij, expected, "d²f/d{i}d{j} at {xs:?}, {w:?}, {x}");
+            }
+        }
+    }
+}
