@@ -826,3 +826,166 @@ fn filtered_sums_over_data() {
         }
     );
 }
+
+/// Filtered sums in conditions: inside an `if` and a `match` that are
+/// operands of a comparison they stay as written, evaluated on values
+/// (program 50446 of the differential test: the sum inside the inner `if`
+/// became a loop no condition can hold); in a block that is the condition,
+/// a statement's sum becomes a loop before it, as anywhere.
+///
+/// With A = [w2 > 0 and Σ_{w_i > 0.6} w_i² ≥ 2], B = [at least two w_i < 0
+/// and w4 > 0], C = [w6 > 0 and Σ_{w_i > 1} 2 w_i > 1]: s = w0 w1 + A w3,
+/// times w5 if B, minus w1 if C.
+#[differentiate]
+#[allow(clippy::blocks_in_conditions, clippy::match_bool)]
+fn filtered_nested_conditions(w: &[f64]) -> f64 {
+    let mut s = w[0] * w[1];
+    if (if w[2] > 0.0 {
+        w.iter().filter(|fv| **fv > 0.6).map(|v| v * v).sum::<f64>()
+    } else {
+        1.0
+    }) >= 2.0
+    {
+        s += w[3];
+    }
+    if {
+        let n = w.iter().filter(|fv| **fv < 0.0).map(|_| 1.0).sum::<f64>();
+        n >= 2.0 && w[4] > 0.0
+    } {
+        s *= w[5];
+    }
+    if (match w[6] > 0.0 {
+        true => {
+            let k = w
+                .iter()
+                .filter(|fv| **fv > 1.0)
+                .map(|v| v * 2.0)
+                .sum::<f64>();
+            k
+        }
+        false => 0.0,
+    }) > 1.0
+    {
+        s -= w[1];
+    }
+    s
+}
+
+#[test]
+fn filtered_sums_nested_in_conditions() {
+    check!(
+        filtered_nested_conditions,
+        filtered_nested_conditions_grad,
+        filtered_nested_conditions_adjoint,
+        |x: &[f64]| {
+            let big: f64 = x.iter().filter(|v| **v > 0.6).map(|v| v * v).sum();
+            let a = x[2] > 0.0 && big >= 2.0;
+            let b = x.iter().filter(|v| **v < 0.0).count() >= 2 && x[4] > 0.0;
+            let over: f64 = x.iter().filter(|v| **v > 1.0).map(|v| v * 2.0).sum();
+            let c = x[6] > 0.0 && over > 1.0;
+            let scale = if b { x[5] } else { 1.0 };
+            let mut g = vec![0.0; x.len()];
+            g[0] = x[1] * scale;
+            g[1] = x[0] * scale - if c { 1.0 } else { 0.0 };
+            g[3] = if a { scale } else { 0.0 };
+            if b {
+                g[5] = x[0] * x[1] + if a { x[3] } else { 0.0 };
+            }
+            g
+        }
+    );
+}
+
+/// A filtered sum in the body of a local closure called twice: the calls
+/// are written out before the sums become loops (program 50879 of the
+/// differential test: the sum was left inside the closure, unlowered).
+///
+/// out = a w0 + Σ_{w_i > -1} w_i² with a = Σ_{w_i > 0.6} w_i².
+#[differentiate]
+fn filtered_in_closure(w: &[f64]) -> f64 {
+    let big = |t: f64| w.iter().filter(|fv| **fv > t).map(|v| v * v).sum::<f64>();
+    let a = big(0.6);
+    a * w[0] + big(-1.0)
+}
+
+#[test]
+fn a_filtered_sum_in_a_local_closure() {
+    check!(
+        filtered_in_closure,
+        filtered_in_closure_grad,
+        filtered_in_closure_adjoint,
+        |x: &[f64]| {
+            let a: f64 = x.iter().filter(|v| **v > 0.6).map(|v| v * v).sum();
+            let mut g: Vec<f64> = x
+                .iter()
+                .map(|v| {
+                    let mut d = 0.0;
+                    if *v > 0.6 {
+                        d += 2.0 * v * x[0];
+                    }
+                    if *v > -1.0 {
+                        d += 2.0 * v;
+                    }
+                    d
+                })
+                .collect();
+            g[0] += a;
+            g
+        }
+    );
+}
+
+/// Filtered sums inside `vec![..]`, as an element and in a block that is
+/// one: the macro's tokens are read as expressions, like the lowering
+/// reads them.
+///
+/// With a = Σ_{w_i > 0.6} w_i and b = Σ_{w_i > 0.6} w_i²: out = 2 a w0 +
+/// (b if w1 > 0, else 1).
+#[differentiate]
+#[allow(clippy::useless_vec, clippy::let_and_return)]
+fn filtered_in_vec(w: &[f64]) -> f64 {
+    let v = vec![
+        w.iter()
+            .filter(|fv| **fv > 0.6)
+            .map(|x| x * 2.0)
+            .sum::<f64>(),
+        w[0],
+    ];
+    let u = vec![
+        if w[1] > 0.0 {
+            let t = w.iter().filter(|fv| **fv > 0.6).map(|x| x * x).sum::<f64>();
+            t
+        } else {
+            1.0
+        },
+        2.0,
+    ];
+    v[0] * v[1] + u[0]
+}
+
+#[test]
+fn filtered_sums_inside_vec() {
+    check!(
+        filtered_in_vec,
+        filtered_in_vec_grad,
+        filtered_in_vec_adjoint,
+        |x: &[f64]| {
+            let a: f64 = x.iter().filter(|v| **v > 0.6).sum();
+            let mut g: Vec<f64> = x
+                .iter()
+                .map(|v| {
+                    let mut d = 0.0;
+                    if *v > 0.6 {
+                        d += 2.0 * x[0];
+                        if x[1] > 0.0 {
+                            d += 2.0 * v;
+                        }
+                    }
+                    d
+                })
+                .collect();
+            g[0] += 2.0 * a;
+            g
+        }
+    );
+}

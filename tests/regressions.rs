@@ -1256,3 +1256,242 @@ fn the_condition_of_an_empty_branch_is_not_computed() {
         );
     }
 }
+
+/// A `match` on a float comparison inside `vec![..]`, next to a `let` that
+/// receives a differentiated value: the lowering, repeated until it knows
+/// which `let`s carry derivatives, knew them by their address in a parse of
+/// the `vec!` of its own at each attempt, so the scrutinee `let` of the
+/// rewritten `match` could take the address of a `let` promoted by the
+/// attempt before ("`match` is not supported on differentiated values",
+/// program 50957 of the differential test, shrunk).
+///
+/// With t = atanh(0.8 cos 0.5) ≈ 0.871: when any xs ≤ 5 the value is
+/// w0 - xs3, else when t·max(w1, 0) > 0.3 it is w0 - xs3, else
+/// (w0 + w1) w0 - xs3 (d/dw0 = 2 w0 + w1, d/dw1 = w0).
+#[differentiate(wrt(w))]
+#[allow(clippy::useless_vec, clippy::let_and_return)]
+fn match_in_vec(xs: &[f64; 5], w: [f64; 2], _n: usize) -> f64 {
+    let vals = vec![
+        1.0,
+        if xs.iter().any(|c| *c <= (xs.len() as f64)) {
+            let (q,): (f64,) = (1.0,);
+            q
+        } else {
+            match f64::atanh(0.5_f64.cos() * 0.8) * w[1].max(0.0) > 0.3 {
+                true => 1.0,
+                false => {
+                    let p = {
+                        let mk_b = || 1.75 * w.iter().sum::<f64>() / 1.75;
+                        let b = mk_b();
+                        b
+                    };
+                    p
+                }
+            }
+        },
+    ];
+    vals[1] * w[0] - xs[3]
+}
+
+#[test]
+fn a_match_inside_vec_next_to_a_promoted_let() {
+    let points: [(f64, [f64; 2]); 4] = [
+        (9.0, [0.5, 0.1]),
+        (9.0, [1.25, -0.4]),
+        (9.0, [-0.7, 2.0]),
+        (1.0, [0.5, 0.1]),
+    ];
+    for (x, w) in points {
+        let xs = [x; 5];
+        let t = (0.5_f64.cos() * 0.8).atanh();
+        let want = if x <= 5.0 || t * w[1].max(0.0) > 0.3 {
+            [1.0, 0.0]
+        } else {
+            [2.0 * w[0] + w[1], w[0]]
+        };
+        let (v, g) = match_in_vec_grad(&xs, w, 0);
+        let a = match_in_vec_adjoint(&xs, w, 0, D_OUT);
+        check_point(
+            "match_in_vec",
+            &w,
+            &|p| match_in_vec(&xs, [p[0], p[1]], 0),
+            v,
+            &g,
+            &a,
+            &want,
+        );
+    }
+}
+
+/// `let`s inside `vec![..]` that receive differentiated values (`s` only
+/// once `s += x * y` is seen): the lowering must settle on the same
+/// declarations at every attempt.
+///
+/// x > y: v = [xy, x²], out = x³y: d/dx = 3x²y, d/dy = x³;
+/// else xy > 1: out = xy², d/dx = y², d/dy = 2xy; else out = xy sin x,
+/// d/dx = y sin x + xy cos x, d/dy = x sin x.
+#[differentiate]
+#[allow(clippy::useless_vec)]
+fn lets_in_vec(x: f64, y: f64) -> f64 {
+    let v = vec![
+        {
+            let mut s = 0.0;
+            s += x * y;
+            s
+        },
+        if x > y {
+            let t = x;
+            t * t
+        } else {
+            match x * y > 1.0 {
+                true => y,
+                false => x.sin(),
+            }
+        },
+    ];
+    v[0] * v[1]
+}
+
+#[test]
+fn lets_inside_vec_settle() {
+    for (x, y) in [(1.5_f64, 0.5), (0.75, 2.0), (0.5, 1.5)] {
+        let want = if x > y {
+            [3.0 * x * x * y, x * x * x]
+        } else if x * y > 1.0 {
+            [y * y, 2.0 * x * y]
+        } else {
+            [y * x.sin() + x * y * x.cos(), x * x.sin()]
+        };
+        let (v, (gx, gy)) = lets_in_vec_grad(x, y);
+        let (ax, ay) = lets_in_vec_adjoint(x, y, D_OUT);
+        check_point(
+            "lets_in_vec",
+            &[x, y],
+            &|p| lets_in_vec(p[0], p[1]),
+            v,
+            &[gx, gy],
+            &[ax, ay],
+            &want,
+        );
+    }
+}
+
+/// A struct's array read only by filtered counts (`cfg.w.iter().filter(..)
+/// .count() as f64`): the cast converts the count, so the array is not taken
+/// for data that must be an integer ("a field read as data is `f64`",
+/// program 54560 of the differential test, shrunk).
+#[derive(Clone, Copy, gradmacro::Differentiable)]
+struct Counted {
+    scale: f64,
+    w: [f64; 3],
+}
+
+/// With n the number of w_i ≤ 1 (the loop never runs: n ≤ 3):
+/// out = scale (1 + n), d/dscale = 1 + n, d/dw = 0.
+#[differentiate(wrt(cfg))]
+fn counted(cfg: Counted) -> f64 {
+    let n = cfg.w.iter().filter(|v| **v <= 1.0).count() as f64;
+    let mut k = 0;
+    while k < 3 && (cfg.w.iter().filter(|v| **v <= 1.0).count() as f64) > 3.15 {
+        k += 1;
+    }
+    cfg.scale * (1.0 + n) + k as f64
+}
+
+#[test]
+fn a_struct_array_read_by_a_filtered_count() {
+    for (scale, w) in [
+        (1.5, [0.5, 2.0, 0.1]),
+        (-0.75, [1.25, 3.0, 2.5]),
+        (2.0, [0.0, -1.0, 0.9]),
+    ] {
+        let n = w.iter().filter(|v| **v <= 1.0).count() as f64;
+        let (v, g) = counted_grad(Counted { scale, w });
+        let a = counted_adjoint(Counted { scale, w }, D_OUT);
+        check_point(
+            "counted",
+            &[scale, w[0], w[1], w[2]],
+            &|p| {
+                counted(Counted {
+                    scale: p[0],
+                    w: [p[1], p[2], p[3]],
+                })
+            },
+            v,
+            &[g.scale, g.w[0], g.w[1], g.w[2]],
+            &[a.scale, a.w[0], a.w[1], a.w[2]],
+            &[1.0 + n, 0.0, 0.0, 0.0],
+        );
+    }
+}
+
+/// Second derivatives through a branch whose only work in the reverse sweep
+/// is a value computed again there (the operand of `max`, whose result
+/// reaches the output only through `floor`): the branch is replayed from a
+/// record, so the value its condition reads must be computed, though nothing
+/// else reads it (program 56672 of the differential test, shrunk: "cannot
+/// find value `__gm_scrutinee`", the condition of the `match`). Denied here,
+/// so the file does not build if a warning fires.
+#[deny(warnings)]
+mod replayed_branch_of_a_recomputed_value {
+    use gradmacro::differentiate;
+
+    /// `xs.len() == 5`. The loop's result is piecewise constant (floor):
+    /// out = c + w0 w1 with c constant, d/dw0 = w1, d/dw1 = w0, the only
+    /// second derivative d²/dw0dw1 = 1.
+    #[differentiate(tangent, hessian)]
+    #[allow(clippy::match_bool)]
+    pub fn f(xs: &[f64], w: &[f64; 2], mut x: f64) -> f64 {
+        for l in 0..4 {
+            let h = (match l < 1 {
+                true => 0.25_f64.max(xs[1] + xs[2]),
+                false => x,
+            })
+            .tanh();
+            for _ in 0..w.len() {
+                let e: f64 = h;
+                x -= e;
+            }
+        }
+        1.0 / (f64::floor(x).sin() * 1.5).cosh() + w[0] * w[1]
+    }
+}
+
+#[test]
+fn second_derivatives_replay_a_branch_of_a_recomputed_value() {
+    use replayed_branch_of_a_recomputed_value::*;
+    let points = [
+        ([1.0, 0.5, 0.25, 1.0, 1.0], [1.0, 2.0], 0.3),
+        ([0.2, -0.4, 1.5, 0.0, 2.0], [-0.75, 0.5], 1.7),
+    ];
+    for (xs, w, x) in points {
+        let mut want = [0.0; 8];
+        want[5] = w[1];
+        want[6] = w[0];
+        let (v, (gxs, gw, gx)) = f_grad(&xs, &w, x);
+        let (axs, aw, ax) = f_adjoint(&xs, &w, x, D_OUT);
+        let flat = |a: &[f64], b: &[f64], c: f64| [a, b, &[c]].concat();
+        check_point(
+            "f",
+            &flat(&xs, &w, x),
+            &|p| f(&p[..5], &[p[5], p[6]], p[7]),
+            v,
+            &flat(&gxs, &gw, gx),
+            &flat(&axs, &aw, ax),
+            &want,
+        );
+        let (hv, hg, h) = f_hessian(&xs, &w, x);
+        assert_eq!(hv.to_bits(), v.to_bits());
+        assert_eq!(hg, want.to_vec());
+        for (i, row) in h.iter().enumerate() {
+            for (j, hij) in row.iter().enumerate() {
+                let expected = if (i, j) == (5, 6) || (i, j) == (6, 5) {
+                    1.0
+                } else {
+                    0.0
+                };
+                assert_eq!(*hij, expected, "d²f/d{i}d{j} at {xs:?}, {w:?}, {x}");
+            }
+        }
+    }
+}

@@ -408,7 +408,10 @@ pub fn analyze(f: &Func) -> Analysis {
     // A recomputed value is made again by the reverse sweep: the forward
     // sweep computes it only if something else there reads it.
     let seeds: Vec<bool> = (0..n).map(|i| needed[i] && !recomputed[i]).collect();
-    let live = liveness(f, &seeds, &scoped, &adj);
+    // What the reverse sweep writes: adjoints, and values it computes again
+    // (inside the branch they were computed in, which it then replays).
+    let in_reverse: Vec<bool> = (0..n).map(|i| adj[i] || recomputed[i]).collect();
+    let live = liveness(f, &seeds, &scoped, &in_reverse);
     let mut declared = vec![false; n];
     walk(&f.body, &mut |s| {
         if let Stmt::Declare(v) = s {
@@ -820,7 +823,7 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
 /// (after `let b = g(); if b < 1.0 { for _ in 0..n {} }`, `b` would be
 /// computed in vain). Whether a construct does anything depends on what is
 /// live, so both settle together.
-fn liveness(f: &Func, needed: &[bool], scoped: &[bool], adj: &[bool]) -> Vec<bool> {
+fn liveness(f: &Func, needed: &[bool], scoped: &[bool], in_reverse: &[bool]) -> Vec<bool> {
     let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
     live[f.output.0] |= !f.value_unused;
     let all = statements(f);
@@ -833,7 +836,7 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], adj: &[bool]) -> Vec<boo
             }
         };
         let mut control: Vec<&[VarId]> = Vec::new();
-        effective(&f.body, &live, adj, &mut control);
+        effective(&f.body, &live, in_reverse, &mut control);
         for reads in control {
             mark(&mut live, reads);
         }
@@ -868,14 +871,20 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], adj: &[bool]) -> Vec<boo
 }
 
 /// Whether a block may do anything in the forward or the reverse sweep: a
-/// write of a live value or of one with an adjoint, passive code kept as
-/// written, an exit, or an infinite loop. Errs towards `true`: a construct
+/// write of a live value or of one the reverse sweep writes (an adjoint, or
+/// a value it computes again, inside the replayed branch), passive code kept
+/// as written, an exit, or an infinite loop. Errs towards `true`: a construct
 /// emitted whose condition was not computed would not compile. Collects in
 /// `reads` what the conditions and ranges of the constructs it finds
 /// effective read, and what passive code reads: one walk, from the innermost
 /// constructs out.
-fn effective<'a>(b: &'a Block, live: &[bool], adj: &[bool], reads: &mut Vec<&'a [VarId]>) -> bool {
-    let matters = |v: &VarId| live[v.0] || adj[v.0];
+fn effective<'a>(
+    b: &'a Block,
+    live: &[bool],
+    in_reverse: &[bool],
+    reads: &mut Vec<&'a [VarId]>,
+) -> bool {
+    let matters = |v: &VarId| live[v.0] || in_reverse[v.0];
     let mut any = false;
     for s in &b.stmts {
         any |= match s {
@@ -893,15 +902,15 @@ fn effective<'a>(b: &'a Block, live: &[bool], adj: &[bool], reads: &mut Vec<&'a 
             }
             Stmt::Exit(_) => true,
             Stmt::If(i) => {
-                let then = effective(&i.then, live, adj, reads);
-                let els = effective(&i.els, live, adj, reads);
+                let then = effective(&i.then, live, in_reverse, reads);
+                let els = effective(&i.els, live, in_reverse, reads);
                 if then || els {
                     reads.push(&i.cond.reads);
                 }
                 then || els
             }
             Stmt::Loop(l) => {
-                let body = effective(&l.body, live, adj, reads);
+                let body = effective(&l.body, live, in_reverse, reads);
                 let runs = body || matches!(l.kind, LoopKind::Infinite);
                 if runs {
                     match &l.kind {

@@ -186,8 +186,9 @@ fn stages(shape: &str, n: usize, item: TokenStream) -> Stages {
     let sig = signature::check(&f.sig, &Args::default(), &mut cx).expect("a supported signature");
     let start = Instant::now();
     let mut promoted = std::collections::HashSet::new();
+    let vecs = lower::vec_macros::VecMacros::of(&f.block);
     let (func, names) = loop {
-        let (func, promote, names, _) = lower::lower(&f, &sig, &promoted, &mut cx);
+        let (func, promote, names, _) = lower::lower(&f, &sig, &promoted, &vecs, &mut cx);
         if promote.is_subset(&promoted) {
             break (func, names);
         }

@@ -130,11 +130,13 @@ pub(crate) fn lower_until_stable(
     lower::chained::desugar(&mut f.block);
     lower::tuple_fields::desugar(&mut f.block);
     lower::data_loops::desugar(&mut f.block);
-    lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     lower::recopy::desugar(&mut f.block);
     // Before the views: its copies read sources through views.
     lower::outputs::desugar_methods(&mut f.block);
     let mut errors = lower::sugar::desugar(&mut f.block);
+    // Once local closures are written out at their calls: a reduction in a
+    // closure's body becomes a loop where it is computed.
+    lower::filters::desugar(&mut f.block, &crate::emit::float_ty(&sig.float));
     errors.extend(lower::matching::desugar(&mut f.block));
     // After the views: a mutable view lent whole (`h(x, v)`) is then `h(x,
     // &mut buf[a..b])`.
@@ -143,26 +145,25 @@ pub(crate) fn lower_until_stable(
         cx.error(tokens, msg);
     }
     let f = &f;
+    let vecs = lower::vec_macros::VecMacros::of(&f.block);
     let mut promoted = HashSet::new();
     loop {
         let mark = cx.len();
-        let (func, promote, names, declared) = lower::lower(f, sig, &promoted, cx);
+        let (func, promote, names, declared) = lower::lower(f, sig, &promoted, &vecs, cx);
         if promote.is_subset(&promoted) {
             return func.map(|func| (func, names));
         }
         cx.truncate(mark);
         promoted.extend(promote);
         // Each attempt promotes at least one more declaration, so a function
-        // settles before more are promoted than it declares. Names inside
-        // `vec![..]` are parsed anew by every attempt and never would.
+        // settles before more are promoted than it declares.
         if promoted.len() > declared {
             break;
         }
     }
     cx.error_at(
         f.sig.ident.span(),
-        "cannot settle which variables carry derivatives (a `let` inside `vec![..]` or \
-         `[..; n]`?): move such `let`s out of the array expression",
+        "internal: cannot settle which variables carry derivatives",
     );
     None
 }

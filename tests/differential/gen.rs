@@ -2215,10 +2215,9 @@ fn signature_of(h: &Program) -> HelperSig {
 }
 
 /// Whether sums filter what they map (`w.iter().filter(..).map(|v| ..)
-/// .sum::<f64>()`, `GRADMACRO_DIFFTEST_FILTER_SUMS=1`): the macro refuses
-/// a closure after the filter that dereferences its `&f64` (`*v`, `|&v|`).
+/// .sum::<f64>()`), unless `GRADMACRO_DIFFTEST_FILTER_SUMS=0`.
 fn filter_sums() -> bool {
-    std::env::var("GRADMACRO_DIFFTEST_FILTER_SUMS").is_ok_and(|v| v == "1")
+    !std::env::var("GRADMACRO_DIFFTEST_FILTER_SUMS").is_ok_and(|v| v == "0")
 }
 
 /// Whether the arrays of structs are walked and copied like local arrays

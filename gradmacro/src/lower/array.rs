@@ -3,6 +3,7 @@
 //! loops whose bindings read the element in place).
 
 use super::rename::{self, Resolve};
+use super::vec_macros::VecBody;
 use super::{Lowerer, Val};
 use crate::ir::*;
 use crate::rules::Reduction;
@@ -12,39 +13,30 @@ use syn::spanned::Spanned;
 use syn::Expr;
 
 /// A recognised array-creating expression.
-pub(crate) struct ArrayInit {
+pub(crate) struct ArrayInit<'e> {
     /// Passive code creating the array (zeros where elements are active).
     pub init: Passive,
     pub len: Option<TokenStream>,
-    /// Active elements of a literal, stored after creation.
-    pub elements: Vec<(usize, Expr)>,
+    /// Active elements of a literal, stored after creation: the syntax
+    /// itself, whose declarations every attempt knows by their address.
+    pub elements: Vec<(usize, &'e Expr)>,
 }
 
-impl Lowerer<'_> {
+impl<'a> Lowerer<'a> {
     /// `vec![init; n]`, `vec![a, b]`, `[init; N]`, `[a, b]`, `Vec::new()`,
     /// `Vec::with_capacity(n)`.
-    pub(crate) fn array_init(&mut self, e: &Expr) -> Option<ArrayInit> {
+    pub(crate) fn array_init<'e>(&mut self, e: &'e Expr) -> Option<ArrayInit<'e>>
+    where
+        'a: 'e,
+    {
         let e = crate::lower::strip(e);
-        let (elems, repeat, is_vec): (Vec<Expr>, Option<(Expr, Expr)>, bool) = match e {
-            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
-                if let Ok(r) = m.mac.parse_body_with(parse_repeat) {
-                    (Vec::new(), Some(r), true)
-                } else {
-                    let list = m
-                        .mac
-                        .parse_body_with(
-                            syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
-                        )
-                        .ok()?;
-                    (list.into_iter().collect(), None, true)
-                }
-            }
-            Expr::Repeat(r) => (
-                Vec::new(),
-                Some(((*r.expr).clone(), (*r.len).clone())),
-                false,
-            ),
-            Expr::Array(a) => (a.elems.iter().cloned().collect(), None, false),
+        let (elems, repeat, is_vec): (Vec<&'e Expr>, Option<(&'e Expr, &'e Expr)>, bool) = match e {
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => match self.vecs.get(&m.mac)? {
+                VecBody::Repeat(r) => (Vec::new(), Some((&r.0, &r.1)), true),
+                VecBody::List(items) => (items.iter().collect(), None, true),
+            },
+            Expr::Repeat(r) => (Vec::new(), Some((&*r.expr, &*r.len)), false),
+            Expr::Array(a) => (a.elems.iter().collect(), None, false),
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else { return None };
                 let segs = crate::lower::path_names(&p.path);
@@ -62,8 +54,8 @@ impl Lowerer<'_> {
             _ => return None,
         };
         if let Some((value, len)) = repeat {
-            if rename::mentions_active(&value, self) || rename::mentions_active(&len, self) {
-                self.cx.error(&value, "an array repeating a differentiated value is not supported: create it with a constant (`vec![0.0; n]`) and assign the elements");
+            if rename::mentions_active(value, self) || rename::mentions_active(len, self) {
+                self.cx.error(value, "an array repeating a differentiated value is not supported: create it with a constant (`vec![0.0; n]`) and assign the elements");
                 // Reported: go on as if it were zeros, so no second error follows.
                 let init = Passive {
                     tokens: quote!(::std::vec::Vec::new()),
@@ -76,8 +68,8 @@ impl Lowerer<'_> {
                     elements: Vec::new(),
                 });
             }
-            let v = self.passive(&value)?;
-            let n = self.passive(&len)?;
+            let v = self.passive(value)?;
+            let n = self.passive(len)?;
             let (vt, nt) = (v.tokens, n.tokens);
             let mut reads = v.reads;
             reads.extend(n.reads);
@@ -105,7 +97,7 @@ impl Lowerer<'_> {
                     &crate::emit::float_ty(&self.float),
                     "0.0",
                 ));
-                elements.push((i, el.clone()));
+                elements.push((i, *el));
             } else {
                 let p = self.passive(el)?;
                 reads.extend(p.reads);
@@ -130,7 +122,7 @@ impl Lowerer<'_> {
     }
 
     /// `let v = <array>;` or `v = <array>;`.
-    pub(crate) fn array_def(&mut self, v: VarId, a: ArrayInit) {
+    pub(crate) fn array_def(&mut self, v: VarId, a: ArrayInit<'_>) {
         if !a.elements.is_empty() && !self.is_active(v) {
             self.promote_var(v);
             return;
@@ -149,7 +141,7 @@ impl Lowerer<'_> {
             ctx: self.ctx,
         }));
         for (i, el) in a.elements {
-            let val = self.expr(&el);
+            let val = self.expr(el);
             let value = self.operand(val);
             let index = Passive {
                 tokens: quote!(#i),
@@ -357,13 +349,6 @@ impl Lowerer<'_> {
             reads: Vec::new(),
         })
     }
-}
-
-fn parse_repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
-    let value: Expr = input.parse()?;
-    input.parse::<syn::Token![;]>()?;
-    let len: Expr = input.parse()?;
-    Ok((value, len))
 }
 
 /// Whether passive code contains a float literal (`vec![0.0; n]` holds floats).

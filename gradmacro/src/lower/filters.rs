@@ -190,8 +190,11 @@ impl VisitMut for Hoist<'_> {
             | Expr::Loop(_)
             | Expr::Block(_)
             | Expr::Closure(_)
-            | Expr::Match(_)
-            | Expr::Macro(_) => return,
+            | Expr::Match(_) => return,
+            Expr::Macro(m) => {
+                super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
+                return;
+            }
             _ => {}
         }
         syn::visit_mut::visit_expr_mut(self, e);
@@ -230,6 +233,27 @@ impl VisitMut for Filters<'_> {
         }
         b.stmts = out;
     }
+    fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+        self.condition(&mut i.cond);
+        self.visit_block_mut(&mut i.then_branch);
+        if let Some((_, els)) = &mut i.else_branch {
+            self.visit_expr_mut(els);
+        }
+    }
+    fn visit_expr_macro_mut(&mut self, m: &mut syn::ExprMacro) {
+        super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
+    }
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        self.condition(&mut w.cond);
+        self.visit_block_mut(&mut w.body);
+    }
+    /// The scrutinee and guards are conditions of the `if`s a `match`
+    /// stands for, evaluated on values.
+    fn visit_expr_match_mut(&mut self, m: &mut syn::ExprMatch) {
+        for arm in &mut m.arms {
+            self.visit_expr_mut(&mut arm.body);
+        }
+    }
     /// `for v in chain.filter(pred) { body }` as `for v in chain { if pred
     /// { body } }`, over `take_while(pred)` as `for v in chain { if !(pred)
     /// { break; } body }`.
@@ -263,6 +287,25 @@ impl VisitMut for Filters<'_> {
         *f.expr = chain;
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+impl Filters<'_> {
+    /// A condition is evaluated on values as written, closures and all,
+    /// however deep its reduction (`if (if c { sum } else { 1.0 }) > 0.5`:
+    /// a loop placed before a statement of the inner block could not be
+    /// lowered there). Only a block that is the condition itself has its
+    /// statements lowered one by one, like any block's.
+    fn condition(&mut self, cond: &mut Expr) {
+        let mut cond = cond;
+        while let Expr::Paren(syn::ExprParen { expr, .. })
+        | Expr::Group(syn::ExprGroup { expr, .. }) = cond
+        {
+            cond = expr;
+        }
+        if let Expr::Block(b) = cond {
+            self.visit_block_mut(&mut b.block);
+        }
+    }
 }
 
 /// Rewrites every filtered (or `take_while`) sum or product, and loop, in

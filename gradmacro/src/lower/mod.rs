@@ -21,6 +21,7 @@ pub mod rename;
 pub(crate) mod reslice;
 pub(crate) mod sugar;
 pub(crate) mod tuple_fields;
+pub(crate) mod vec_macros;
 
 pub(crate) use array::has_float_literal;
 
@@ -105,6 +106,8 @@ pub(crate) struct Lowerer<'a> {
     promoted: &'a HashSet<usize>,
     /// Declarations found to need promotion in this attempt.
     pub(crate) promote: HashSet<usize>,
+    /// The bodies of the function's `vec![..]`s, parsed before the attempts.
+    vecs: &'a vec_macros::VecMacros,
     pub(crate) ctx: Ctx,
     block: usize,
     next_block: usize,
@@ -175,6 +178,7 @@ pub(crate) fn lower(
     f: &syn::ItemFn,
     sig: &Signature_,
     promoted: &HashSet<usize>,
+    vecs: &vec_macros::VecMacros,
     cx: &mut Ctxt,
 ) -> (Option<Func>, HashSet<usize>, Names, usize) {
     let mut l = Lowerer {
@@ -189,6 +193,7 @@ pub(crate) fn lower(
         scopes: vec![HashMap::new()],
         promoted,
         promote: HashSet::new(),
+        vecs,
         ctx: Ctx::default(),
         block: 0,
         next_block: 1,

@@ -4,11 +4,11 @@
 //! field path (`p.b`, `p.l1.w`, `self.n_in`): a path used where only an
 //! integer fits (a range bound, an index, arithmetic with an integer literal,
 //! an integer method, a `let` that ends up used so) is data; a path read only
-//! by conditions, casts and `.len()` is data too (its derivative there is
-//! zero); any other read is a float, differentiated. A wrong guess is never a
-//! wrong gradient: a float parameter given an integer fails to type-check,
-//! and a path taken for data but read as a value is checked to be an integer
-//! or `bool` (`witnesses`).
+//! by conditions, casts, `.len()` and `.count()` is data too (its derivative
+//! there is zero); any other read is a float, differentiated. A wrong guess
+//! is never a wrong gradient: a float parameter given an integer fails to
+//! type-check, and a path taken for data but read as a value is checked to be
+//! an integer or `bool` (`witnesses`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -475,8 +475,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let msg = format!("`{root}.{name}(..)`: calling a method of `{root}`, which is differentiated, is not supported (its derivative with respect to `{root}`'s fields would be lost): compute it here, or call a function of the fields it reads (`f(&{root}.w, ..)`)");
             self.error(&m.method, msg);
             return;
-        } else if name == "len" || name == "is_empty" {
-            // A length reads no values.
+        } else if matches!(name.as_str(), "len" | "is_empty" | "count") {
+            // A length reads no values, nor does a count (what it counts
+            // is told by conditions): `as f64` casts the count, not what
+            // the iterator walks.
             self.with(Use::Neutral, |w| w.visit_expr(&m.receiver));
         } else {
             self.visit_expr(&m.receiver);
