@@ -637,6 +637,10 @@ pub enum Stmt {
         pat: SomePat,
         ret: FExpr,
     },
+    /// Views of arrays, buffers written through mutable views, helpers with
+    /// several outputs (`views.rs`): declares the float `out` of `ViewUse`,
+    /// reading only the parameters it names.
+    Views(Box<super::views::ViewUse>),
 }
 
 // ---------------------------------------------------------------------------
@@ -689,6 +693,11 @@ impl Program {
         for h in &self.helpers {
             code.push_str(&h.function());
             code.push('\n');
+        }
+        for st in &self.body {
+            if let Stmt::Views(v) = st {
+                code.push_str(&v.helpers());
+            }
         }
         code.push_str(&self.function());
         let mut s = String::new();
@@ -1012,6 +1021,7 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             };
             writeln!(s, "{p}{c}{sep}&mut {}{r});", name.s).unwrap();
         }
+        Stmt::Views(v) => s.push_str(&v.text(ind)),
     }
 }
 
@@ -1620,6 +1630,7 @@ pub fn stmt_size(s: &Stmt) -> usize {
         Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
         Stmt::CallOut { range, call, .. } => 1 + usize::from(range.is_some()) + fexpr_size(call),
         Stmt::LetElse { ret, .. } => 3 + fexpr_size(ret),
+        Stmt::Views(v) => v.size(),
     }
 }
 
