@@ -114,7 +114,13 @@ impl Draw<'_> {
         let base = self.base(2);
         let shape = self.shape(base.len(), true);
         let lens = shape.lens(base.len());
-        let uses = self.uses(&lens);
+        let mut uses = self.uses(&lens);
+        // Views of parameters are lent to a helper more often: those of
+        // local arrays are lent with `gaps()` only.
+        if matches!(base, Base::Param { .. }) && self.rng.chance(0.35) {
+            let how = UseHow::Call(self.term());
+            uses.push(Use { view: 0, how });
+        }
         Part::Read {
             base,
             shape,

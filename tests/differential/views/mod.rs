@@ -46,10 +46,12 @@ pub use draw::splice;
 /// - `vec![..]` inside a block expression (rejected as a macro);
 /// - a half of a split ignored by `_` (rejected as "references to
 ///   differentiated values"); printed `_pb0`;
-/// - a mutable view lent whole to a helper that only reads it, `vread0(pa0,
-///   ..)` (E0308 in the expansion: a `Vec<f64>` where `&[f64]` is
-///   expected; `vread0(&*pa0, ..)` is rejected as "references to
-///   differentiated values"); printed `pa0.iter().sum::<f64>() * t`;
+/// - a view of a local array lent whole to a helper that only reads it,
+///   `vread0(pa0, ..)`, `vread0(row0, ..)` (E0308 in the expansion: a
+///   `Vec<f64>` or `[f64; 3]` where `&[f64]` is expected; `vread0(&*pa0,
+///   ..)` is rejected as "references to differentiated values"; with
+///   `hessian`, "the tangent program could not be differentiated again");
+///   printed `pa0.iter().sum::<f64>() * t`;
 /// - a view of an array parameter that a later `let` declares again (`let
 ///   w = w.to_vec();`: "references to differentiated values"); such
 ///   parameters are not viewed;

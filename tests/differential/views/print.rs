@@ -109,13 +109,14 @@ fn views_text(
 }
 
 /// The text of a read: statements before, and its value.
-/// (`mutable`: the views are `&mut [f64]`, walked by `.iter()`.)
+/// (`mutable`: the views are `&mut [f64]`, walked by `.iter()`; `local`:
+/// they view a local array.)
 fn use_text(
     u: &Use,
     views: &[String],
     (k, n): (usize, usize),
     shape: Shape,
-    mutable: bool,
+    (mutable, local): (bool, bool),
 ) -> (Vec<String>, String) {
     let v = &views[u.view];
     let acc = format!("vs{k}_{n}");
@@ -169,7 +170,8 @@ fn use_text(
                 acc,
             )
         }
-        UseHow::Call(t) if mutable && !gaps() => {
+        // A view of a local array is lent to a helper with `gaps()` only.
+        UseHow::Call(t) if !lend_ok(local) => {
             (vec![], format!("{v}.iter().sum::<f64>() * {}", t.text()))
         }
         UseHow::Call(t) => (vec![], format!("vread{k}({v}, {})", t.text())),
@@ -179,12 +181,12 @@ fn use_text(
 fn uses_text(
     uses: &[Use],
     views: &[String],
-    (k, shape, mutable): (usize, Shape, bool),
+    (k, shape, mutable, local): (usize, Shape, bool, bool),
     lines: &mut Vec<String>,
 ) -> Vec<String> {
     let mut values = Vec::new();
     for (n, u) in uses.iter().enumerate() {
-        let (l, v) = use_text(u, views, (k, n), shape, mutable);
+        let (l, v) = use_text(u, views, (k, n), shape, (mutable, local));
         lines.extend(l);
         values.push(v);
     }
@@ -260,7 +262,11 @@ impl Part {
     fn helpers(&self, k: usize) -> String {
         let calls_read = |uses: &[Use]| uses.iter().any(|u| matches!(u.how, UseHow::Call(_)));
         match self {
-            Part::Read { uses, helper, .. } if calls_read(uses) => read_helper(k, *helper),
+            Part::Read {
+                base, uses, helper, ..
+            } if calls_read(uses) && lend_ok(matches!(base, Base::Local { .. })) => {
+                read_helper(k, *helper)
+            }
             Part::Read { .. } => String::new(),
             Part::Write {
                 writes,
@@ -272,8 +278,7 @@ impl Part {
                 if writes.iter().any(|w| matches!(w.how, WriteHow::Lend(_))) {
                     s.push_str(&write_helper(k, *helper));
                 }
-                // A mutable view is lent to a reader with `gaps()` only.
-                if calls_read(uses) && gaps() {
+                if calls_read(uses) && lend_ok(true) {
                     s.push_str(&read_helper(k, *helper));
                 }
                 s
@@ -340,7 +345,8 @@ impl Part {
                 let (b, _) = base_text(base, &format!("vb{k}"), &mut lines);
                 let used: Vec<bool> = (0..2).map(|i| uses.iter().any(|u| u.view == i)).collect();
                 let views = views_text(*shape, &b, k, false, &used, &mut lines);
-                let values = uses_text(uses, &views, (k, *shape, false), &mut lines);
+                let local = matches!(base, Base::Local { .. });
+                let values = uses_text(uses, &views, (k, *shape, false, local), &mut lines);
                 let value = format!("vp{k}");
                 lines.push(format!("let {value} = {};", sum_or_zero(&values)));
                 (lines, value)
@@ -384,7 +390,7 @@ impl Part {
                         WriteHow::Lend(t) => lines.push(format!("vwrite{k}({}, {v});", t.text())),
                     }
                 }
-                let mut values = uses_text(uses, &views, (k, *shape, true), &mut lines);
+                let mut values = uses_text(uses, &views, (k, *shape, true, true), &mut lines);
                 if !values.is_empty() {
                     lines.push(format!("let vp{k} = {};", values.join(" + ")));
                     values = vec![format!("vp{k}")];
@@ -481,4 +487,10 @@ fn sum_or_zero(values: &[String]) -> String {
     } else {
         values.join(" + ")
     }
+}
+
+/// Whether views are lent to a helper reading them: those of a local array
+/// only with `gaps()` (see there).
+fn lend_ok(local: bool) -> bool {
+    !local || gaps()
 }
