@@ -5,13 +5,15 @@
 //!
 //! - `let row0 = &w[1..3];` (`&w[1..]`, `&w[..2]`, `let (lh0, rh0) =
 //!   w.split_at(1);`) of an array parameter or a local array, read by
-//!   `row0[k]`, `row0.len()`, summed, walked, mapped and passed to a helper;
+//!   `row0[k]`, `row0.len()`, summed, walked, mapped and passed to a helper
+//!   (a view of a parameter; of a local array with `gaps()` only);
 //!   a bound held in a name that a later loop binds again (`let vk0 = 1;
 //!   let row0 = &w[vk0..];` then `for vk0 in 0..row0.len()`);
 //! - `let pa0 = &mut vb0[1..3];` and `let (pa0, pb0) =
 //!   vb0.split_at_mut(2);` of a local buffer, written through (`pa0[0] =
 //!   ..`, `pa0[1] += ..`, a loop), lent whole to a helper writing into it
-//!   and to one only reading it, the buffer read afterwards;
+//!   (and, with `gaps()`, to one only reading it), the buffer read
+//!   afterwards;
 //! - a helper with several outputs, `fn hm0(xs: &[f64], y: f64, a: &mut
 //!   [f64], b: &mut [f64], e: &mut f64)`, called with `&mut vb0`, `&mut
 //!   vo0[1..3]`, the halves of a `split_at_mut`, `&mut ve0` (a local float)
@@ -55,9 +57,10 @@ pub use draw::splice;
 /// - a view of an array parameter that a later `let` declares again (`let
 ///   w = w.to_vec();`: "references to differentiated values"); such
 ///   parameters are not viewed;
-/// - forward mode and second derivatives through a callee's `[f64; N]`
-///   bound without its type (E0308; no `f_hvp` generated): no `tangent` nor
-///   `hessian` for those programs (`dualize::module`).
+/// - forward mode through a callee's `[f64; N]` bound without its type
+///   (E0308 in the tangent); nor `hessian`, which the macro refuses for a
+///   vector output by design (or silently leaves `f_hvp` out): no `tangent`
+///   nor `hessian` for those programs (`dualize::module`).
 pub fn gaps() -> bool {
     std::env::var_os("GRADMACRO_DIFFTEST_VIEW_GAPS").is_some_and(|v| v == "1")
 }
