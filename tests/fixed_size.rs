@@ -135,3 +135,30 @@ fn a_range_lent_as_a_fixed_size_output() {
         assert_close("d/dw", dw, 2.0 * w * sq, 1e-12, 1e-12);
     }
 }
+
+#[differentiate(tangent)]
+fn cross_t(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Forward mode through a callee's array bound without its type.
+#[differentiate(tangent)]
+fn cross_first(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    let c = cross_t(a, b);
+    c[0] * c[1] + c[2]
+}
+
+#[test]
+fn forward_mode_through_an_untyped_array() {
+    let (a, b) = ([1.0, 2.0, 3.0], [-0.5, 0.25, 2.0]);
+    let (ta, tb) = ([1.0, 0.0, -1.0], [0.5, 2.0, 0.0]);
+    let (value, tangent) = cross_first_tangent(&a, &b, &ta, &tb);
+    assert_bits("value", value, cross_first(&a, &b));
+    let (_, (da, db)) = cross_first_grad(&a, &b);
+    let want: f64 = (0..3).map(|i| da[i] * ta[i] + db[i] * tb[i]).sum();
+    assert_close("tangent", tangent, want, 1e-12, 1e-12);
+}

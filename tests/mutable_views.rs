@@ -317,3 +317,29 @@ fn forward_mode_through_mutable_views() {
         assert_all_close("d/dw", &dw, &fd_w, 1e-7, 1e-7);
     }
 }
+
+/// Views of a whole local buffer written `&vb[0..]` / `&mut vb[0..]`,
+/// passed to a function that reads them.
+#[differentiate]
+fn whole_views_of_a_local(x: &[f64]) -> f64 {
+    let mut vb = x.to_vec();
+    let row = &vb[0..];
+    let a = sum_sq(row);
+    let pa = &mut vb[0..];
+    pa[0] *= 2.0;
+    let b = sum_sq(pa);
+    a + b
+}
+
+#[test]
+fn whole_views_of_a_local_read_by_a_callee() {
+    for x in [vec![0.5, -1.0, 2.0], vec![1.5], vec![-0.25, 0.75]] {
+        let (value, dx) = whole_views_of_a_local_grad(&x);
+        assert_bits("value", value, whole_views_of_a_local(&x));
+        // Σ x² + 4 x0² + Σ_{i>0} x_i²: 10 x0, then 4 x_i.
+        let want: Vec<f64> = (0..x.len())
+            .map(|i| if i == 0 { 10.0 * x[0] } else { 4.0 * x[i] })
+            .collect();
+        assert_all_close("d/dx", &dx, &want, 1e-12, 1e-12);
+    }
+}

@@ -642,6 +642,10 @@ pub enum Stmt {
         pat: SomePat,
         ret: FExpr,
     },
+    /// Views of arrays, buffers written through mutable views, helpers with
+    /// several outputs (`views.rs`): declares the float `out` of `ViewUse`,
+    /// reading only the parameters it names.
+    Views(Box<super::views::ViewUse>),
 }
 
 // ---------------------------------------------------------------------------
@@ -694,6 +698,11 @@ impl Program {
         for h in &self.helpers {
             code.push_str(&h.function());
             code.push('\n');
+        }
+        for st in &self.body {
+            if let Stmt::Views(v) = st {
+                code.push_str(&v.helpers());
+            }
         }
         code.push_str(&self.function());
         let mut s = String::new();
@@ -1017,6 +1026,7 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
             };
             writeln!(s, "{p}{c}{sep}&mut {}{r});", name.s).unwrap();
         }
+        Stmt::Views(v) => s.push_str(&v.text(ind)),
     }
 }
 
@@ -1632,6 +1642,7 @@ pub fn stmt_size(s: &Stmt) -> usize {
         Stmt::LetPush { val, .. } => 3 + fexpr_size(val),
         Stmt::CallOut { range, call, .. } => 1 + usize::from(range.is_some()) + fexpr_size(call),
         Stmt::LetElse { ret, .. } => 3 + fexpr_size(ret),
+        Stmt::Views(v) => v.size(),
     }
 }
 

@@ -160,6 +160,9 @@ pub struct Gen {
     /// Every draw about `max_by`/`min_by` in reductions, apart from the
     /// others.
     by_side: Rng,
+    /// Every draw about views and helpers with several outputs
+    /// (`views.rs`), apart from the others.
+    view_side: Rng,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -193,6 +196,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         filt_side: Rng::new(seed ^ 0x4669_6c74_6572_5f73),
         filt_on: false,
         by_side: Rng::new(seed ^ 0x4d61_7842_795f_6f6e),
+        view_side: Rng::new(seed ^ 0x5669_6577_735f_6f66),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -281,6 +285,7 @@ impl Gen {
         std::mem::swap(&mut self.rng, &mut self.out_side);
         self.out_buffer_calls(&mut p);
         std::mem::swap(&mut self.rng, &mut self.out_side);
+        super::views::splice(&mut self.view_side, &mut p);
         p
     }
 
@@ -3141,7 +3146,8 @@ impl FieldReads {
                 ..
             }
             | Stmt::Assign { val: Val::I(e), .. } => int_vars(e, &mut self.int_values),
-            Stmt::Let { .. } | Stmt::Break | Stmt::Continue => {}
+            // It reads float and array parameters, never a struct.
+            Stmt::Let { .. } | Stmt::Break | Stmt::Continue | Stmt::Views(_) => {}
             Stmt::If { cond, then, els } => {
                 self.cond(cond);
                 self.stmts(then);

@@ -8,6 +8,8 @@
 //! - `gen`: random programs from a seed;
 //! - `tidy`: keeps a program valid and free of warnings;
 //! - `shrink`: one-step reductions of a failing program;
+//! - `views`: views of arrays and helpers with several outputs, a statement
+//!   of their own;
 //! - `dual`: the dual numbers the oracle computes with;
 //! - `dualize`: the oracle's copy of a program, derived from its text;
 //! - `harness`: builds and runs cases in a scratch crate (whose `main` is
@@ -22,3 +24,4 @@ pub mod harness;
 pub use crate::support::rng;
 pub mod shrink;
 pub mod tidy;
+pub mod views;

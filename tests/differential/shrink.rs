@@ -317,6 +317,11 @@ fn stmt_variants(s: &Stmt) -> Vec<Vec<Stmt>> {
             }
         }
         Stmt::LetArr { .. } => out.extend(let_arr_variants(s)),
+        Stmt::Views(v) => {
+            for w in v.smaller() {
+                out.push(vec![Stmt::Views(Box::new(w))]);
+            }
+        }
         Stmt::LetElse { pat, ret } => {
             for e2 in fexpr_variants(ret) {
                 out.push(vec![Stmt::LetElse {

@@ -271,6 +271,19 @@ impl Resolver {
                 let ty = pat.ty();
                 self.declare(&mut pat.bind, ty);
             }
+            Stmt::Views(v) => {
+                if self.closures > 0 || self.fblock_floor.is_some() {
+                    return Err("views in an expression".into());
+                }
+                let mut read = Ok(());
+                v.visit_outer(&mut |n, ty| {
+                    if read.is_ok() {
+                        read = self.read(n, ty);
+                    }
+                });
+                read?;
+                self.declare(&mut v.out, Ty::F);
+            }
             Stmt::LetPush { name, idx, val, .. } => {
                 self.declare(name, Ty::A);
                 let r = self.scoped(|r| {
@@ -773,6 +786,15 @@ impl Live<'_> {
             Stmt::Break => (self.breaks.last().cloned().unwrap_or_default(), false),
             Stmt::Continue => (self.conts.last().cloned().unwrap_or_default(), false),
             Stmt::Return(e) => (self.fexpr(e, Set::new()), false),
+            Stmt::Views(v) => {
+                if !after.contains(&v.out.id) {
+                    return (after, true);
+                }
+                let mut before = after;
+                before.remove(&v.out.id);
+                before.extend(v.outer().into_iter().map(|(n, _)| n.id));
+                (before, false)
+            }
             Stmt::LetElse { pat, ret } => {
                 // It may return: never dropped.
                 let mut before = after;
@@ -1007,6 +1029,9 @@ fn declared_in(list: &[Stmt], out: &mut Set) {
                 out.insert(name.id);
                 out.insert(idx.id);
             }
+            Stmt::Views(v) => {
+                out.insert(v.out.id);
+            }
             Stmt::While { guard, body, .. } | Stmt::Loop { guard, body, .. } => {
                 out.insert(guard.id);
                 declared_in(body, out);
@@ -1065,6 +1090,9 @@ impl Init {
             match s {
                 Stmt::Let { name, .. } | Stmt::LetArr { name, .. } | Stmt::LetPush { name, .. } => {
                     shallow.insert(name.id);
+                }
+                Stmt::Views(v) => {
+                    shallow.insert(v.out.id);
                 }
                 Stmt::While { guard, .. } | Stmt::Loop { guard, .. } => {
                     shallow.insert(guard.id);
@@ -1200,6 +1228,14 @@ impl Init {
                 self.fexpr(call, &st);
                 self.need(&st, name.id);
                 self.needs_mut[name.id] = true;
+                Some(st)
+            }
+            Stmt::Views(v) => {
+                for (n, _) in v.outer() {
+                    self.need(&st, n.id);
+                }
+                st.def.insert(v.out.id);
+                st.maybe.insert(v.out.id);
                 Some(st)
             }
             Stmt::ForArr {

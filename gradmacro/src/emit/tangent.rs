@@ -519,8 +519,14 @@ impl Emitter<'_> {
         let d = t.dot(self, c.dst);
         if self.tan_declares(c.dst, c.write) {
             let m = self.tan_mut(c.dst);
-            let ty = match &self.f.var(c.dst).shape {
+            let var = self.f.var(c.dst);
+            let ty = match &var.shape {
                 Shape::Scalar => self.ty.clone(),
+                // A callee's array bound without its type (`let c = g(..);`):
+                // the pushforward's own type.
+                Shape::Array { len: None } if var.ty.is_none() && !var.owned_vec => {
+                    return quote!(let (#m #dst, #m #d) = #call;);
+                }
                 shape => super::entry_ty(shape, &self.ty),
             };
             quote!(let (#m #dst, #m #d): (#ty, #ty) = #call;)

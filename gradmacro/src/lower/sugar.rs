@@ -593,6 +593,8 @@ struct View {
     end: Option<Expr>,
     /// `&mut`: written through (`v[i] = ..`), lent to helpers writing into it.
     mutable: bool,
+    /// Written `&x[..]` (not `&x`).
+    indexed: bool,
 }
 
 /// Rewrites the uses of each view of `stmts` in the statements after it and
@@ -691,6 +693,7 @@ fn view_of(st: &Stmt) -> Option<View> {
     let Expr::Reference(r) = super::strip(&l.init.as_ref()?.expr) else {
         return None;
     };
+    let indexed = matches!(super::strip(&r.expr), Expr::Index(_));
     let (arr, start, end) = match super::strip(&r.expr) {
         Expr::Path(x) => (x.path.get_ident()?.clone(), None, None),
         Expr::Index(ix) => {
@@ -721,6 +724,7 @@ fn view_of(st: &Stmt) -> Option<View> {
         start,
         end,
         mutable: r.mutability.is_some(),
+        indexed,
     })
 }
 
@@ -928,7 +932,9 @@ impl ViewSub<'_> {
         let arr = &self.view.arr;
         let (a, b) = (&self.view.start, &self.view.end);
         match (a, b) {
-            (None, None) => syn::parse_quote!(#arr),
+            // `&x` stands for `x` (a slice, or a float read by method);
+            // `&x[..]` of an owned array must stay a reference.
+            (None, None) if !self.view.indexed => syn::parse_quote!(#arr),
             _ => syn::parse_quote!((&#arr[#a..#b])),
         }
     }
