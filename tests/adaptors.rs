@@ -25,36 +25,17 @@ fn points() -> Vec<Vec<f64>> {
     ]
 }
 
-/// `f_grad` of a function of one slice.
-type Grad<'a> = &'a dyn Fn(&[f64]) -> (f64, Vec<f64>);
-
-/// Checks value bits, the gradient against `want` and finite differences,
-/// and the adjoint.
+/// `support::check_slice_fn` with this file's `D_OUT`.
 #[track_caller]
 fn check(
     name: &str,
     x: &[f64],
     f: &dyn Fn(&[f64]) -> f64,
-    grad: Grad<'_>,
+    grad: support::SliceGrad<'_>,
     adjoint: &dyn Fn(&[f64], f64) -> Vec<f64>,
     want: &[f64],
 ) {
-    let (v, g) = grad(x);
-    assert_eq!(v.to_bits(), f(x).to_bits(), "{name}: value at {x:?}");
-    support::assert_all_close(name, &g, want, 1e-12, 1e-12);
-    let h = 1e-6;
-    let fd: Vec<f64> = (0..x.len())
-        .map(|i| {
-            let (mut p, mut m) = (x.to_vec(), x.to_vec());
-            p[i] += h;
-            m[i] -= h;
-            (f(&p) - f(&m)) / (2.0 * h)
-        })
-        .collect();
-    support::assert_all_close(&format!("{name} (finite differences)"), &g, &fd, 1e-6, 1e-6);
-    let a = adjoint(x, D_OUT);
-    let scaled: Vec<f64> = want.iter().map(|w| D_OUT * w).collect();
-    support::assert_all_close(&format!("{name} (adjoint)"), &a, &scaled, 1e-12, 1e-12);
+    support::check_slice_fn(name, x, f, grad, adjoint, want, D_OUT);
 }
 
 /// `check` at every point, for `$f(x: &[f64]) -> f64` and its generated
