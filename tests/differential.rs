@@ -192,10 +192,10 @@
 //!   programs of earlier runs, before such sums were generated).
 //! - `GRADMACRO_DIFFTEST_VIEW_GAPS=1`: also the forms of views the macro
 //!   does not support yet (a block expression assigning to its locals,
-//!   `vec![..]` in one, a split's half ignored by `_`, a mutable view lent to
-//!   a reader, a view of a parameter declared again later, forward mode and
-//!   Hessians through a callee's `[f64; N]` bound without its type: expect
-//!   failures).
+//!   `vec![..]` in one, a split's half ignored by `_`, a view of a local
+//!   array lent to a reader under `hessian`, a view of a parameter declared
+//!   again later, Hessians through a callee's `[f64; N]` bound without its
+//!   type: expect failures).
 //!
 //! Program `i` is the same on every machine and every run: a failure is
 //! reproduced by `GRADMACRO_DIFFTEST_PROGRAMS=1 GRADMACRO_DIFFTEST_SEED=i`.
