@@ -285,7 +285,7 @@ pub enum Reduce {
         body: FBlock,
     },
     /// `.map(|..| body).max_by(|p, q| p.partial_cmp(q).unwrap())
-    /// .unwrap_or(0.0)` (`min_by` when `min`).
+    /// .unwrap_or(0.0f64)` (`min_by` when `min`).
     By { min: bool, body: FBlock },
 }
 
@@ -1179,7 +1179,7 @@ fn reduce_text(src: &Source, r: &Reduce, ind: usize) -> String {
         Reduce::By { min, body } => {
             let by = if *min { "min_by" } else { "max_by" };
             format!(
-                "{it}.map(|{pat}| {}).{by}(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0)",
+                "{it}.map(|{pat}| {}).{by}(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0f64)",
                 closure_body(body, ind)
             )
         }
