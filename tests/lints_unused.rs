@@ -43,3 +43,32 @@ fn only_the_adjoint_of_a_private_function_with_wrt_is_used() {
         assert_close(q_adjoint(x, y, 2.0), 2.0 * y.sin());
     }
 }
+
+/// A float made afresh each iteration and read only by a condition that
+/// leaves the loop: the reverse sweep has nothing to do with it and must not
+/// compute it again unread (`unused_variables` under `deny(warnings)`).
+#[differentiate]
+fn leaves_on_a_flag(x: f64) -> f64 {
+    let mut s = x;
+    let mut k = 0;
+    while k < 4 {
+        k += 1;
+        let limit = || 3.0;
+        let b: f64 = limit();
+        s *= x;
+        if b >= 2.5 {
+            break;
+        }
+    }
+    s
+}
+
+#[test]
+fn a_value_read_only_by_a_loop_exit_is_not_recomputed_unread() {
+    for x in [0.5, -1.25, 2.0] {
+        let (value, dx) = leaves_on_a_flag_grad(x);
+        assert_eq!(value.to_bits(), leaves_on_a_flag(x).to_bits());
+        // x², leaving after the first multiplication.
+        assert_close(dx, 2.0 * x);
+    }
+}

@@ -7,7 +7,7 @@ use super::Emitter;
 use crate::analysis::stmt_ctx;
 use crate::ir::*;
 use crate::rules::Partial;
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::quote;
 
 impl Emitter<'_> {
@@ -73,13 +73,15 @@ impl Emitter<'_> {
                 }
             }
         }
-        // Values computed again rather than recorded, in forward order.
+        // Values computed again rather than recorded, in forward order; a
+        // passive one (an index) only where this block's reverse reads it.
+        let mut prologue: Vec<(Option<Ident>, TokenStream)> = Vec::new();
         for s in &b.stmts {
             if let Stmt::Assign(pa) = s {
                 if self.a.recomputed[pa.dst.0] {
                     let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
                     let annot = self.f.var(pa.dst).ty.as_ref().map(|t| quote!(: #t));
-                    decls.push(quote!(let #dst #annot = #value;));
+                    prologue.push((Some(dst.clone()), quote!(let #dst #annot = #value;)));
                 }
             }
             if let Stmt::Step(st) = s {
@@ -92,10 +94,18 @@ impl Emitter<'_> {
                         let ty = &self.ty;
                         quote!(: #ty)
                     });
-                    decls.push(quote!(let #dst #annot = #value;));
+                    prologue.push((None, quote!(let #dst #annot = #value;)));
                 }
             }
         }
+        let mut kept: Vec<TokenStream> = Vec::new();
+        for (passive, tokens) in prologue.into_iter().rev() {
+            let read = |d: &Ident| kept.iter().chain(out.iter()).any(|t| mentions(t, d));
+            if passive.as_ref().is_none_or(read) {
+                kept.push(tokens);
+            }
+        }
+        decls.extend(kept.into_iter().rev());
         decls.extend(out);
         decls
     }
