@@ -244,7 +244,7 @@ pub fn check_ternary<T: Real>(
 pub type SliceGrad<'a> = &'a dyn Fn(&[f64]) -> (f64, Vec<f64>);
 
 /// For a function of one slice: the value bits, the gradient against `want`
-/// and against central differences (step 1e-6), and `adjoint(x, d_out)`
+/// and against central differences (`gradmacro_runtime::central_difference`), and `adjoint(x, d_out)`
 /// against `d_out * want`.
 #[track_caller]
 pub fn check_slice_fn(
@@ -259,15 +259,7 @@ pub fn check_slice_fn(
     let (v, g) = grad(x);
     assert_eq!(v.to_bits(), f(x).to_bits(), "{name}: value at {x:?}");
     assert_all_close(name, &g, want, 1e-12, 1e-12);
-    let h = 1e-6;
-    let fd: Vec<f64> = (0..x.len())
-        .map(|i| {
-            let (mut p, mut m) = (x.to_vec(), x.to_vec());
-            p[i] += h;
-            m[i] -= h;
-            (f(&p) - f(&m)) / (2.0 * h)
-        })
-        .collect();
+    let fd = central_difference(f, x);
     assert_all_close(&format!("{name} (finite differences)"), &g, &fd, 1e-6, 1e-6);
     let a = adjoint(x, d_out);
     let scaled: Vec<f64> = want.iter().map(|w| d_out * w).collect();
