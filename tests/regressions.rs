@@ -1495,3 +1495,93 @@ fn second_derivatives_replay_a_branch_of_a_recomputed_value() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// A block with statements whose value does not depend on the differentiated
+// inputs, assigned to one that does (differential-test program 71560: the
+// tangent program's product rule is such a block, so `hessian` failed).
+// ---------------------------------------------------------------------------
+
+mod passive_block_with_statements {
+    use gradmacro::differentiate;
+
+    /// With P = w0 w1 .. (a constant: only `z` is differentiated),
+    /// z1 = z² + P, out = z1² + P:
+    /// d/dz = 4 z (z² + P), d²/dz² = 12 z² + 4 P.
+    #[differentiate(wrt(z), tangent, hessian)]
+    pub fn f(mut z: f64, w: &[f64]) -> f64 {
+        let mut i = 0;
+        while i < 2 {
+            i += 1;
+            z = z * z + {
+                let mut suffix: Vec<f64> = vec![1.0; w.len() + 1];
+                for k in (0..w.len()).rev() {
+                    suffix[k] = suffix[k + 1] * w[k];
+                }
+                suffix[0]
+            };
+        }
+        z
+    }
+
+    /// The shrunk program: `cells` is constant, out = 0.25^len(w), every
+    /// derivative 0.
+    #[differentiate(tangent, hessian)]
+    pub fn shrunk(mut z: f64, w: &[f64]) -> f64 {
+        let cells: Vec<f64> = w.iter().rev().map(|_| 0.25).collect();
+        let mut w1 = 0;
+        loop {
+            w1 += 1;
+            if w1 > 4 {
+                break;
+            }
+            let mut w2 = 0;
+            while w2 < 6 {
+                w2 += 1;
+                z = cells.iter().product::<f64>();
+            }
+        }
+        z
+    }
+}
+
+#[test]
+fn a_block_of_constant_statements_assigned_to_a_differentiated_value() {
+    use passive_block_with_statements::{
+        f, f_adjoint, f_grad, f_hessian, f_tangent, shrunk, shrunk_hessian,
+    };
+    for (z, w) in [(0.5, vec![1.5, -0.5]), (-1.25, vec![0.75, 2.0, 0.5])] {
+        let p: f64 = w.iter().product();
+        let (v, dz) = f_grad(z, &w);
+        assert_eq!(v.to_bits(), f(z, &w).to_bits());
+        let want = 4.0 * z * (z * z + p);
+        check_point(
+            "f",
+            &[z],
+            &|x| f(x[0], &w),
+            v,
+            &[dz],
+            &[f_adjoint(z, &w, D_OUT)],
+            &[want],
+        );
+        let (tv, t) = f_tangent(z, &w, 0.75);
+        assert_eq!(tv.to_bits(), v.to_bits());
+        assert!(close(t, 0.75 * want, 1e-12, 1e-12), "tangent {t}");
+        let (hv, g, h) = f_hessian(z, &w);
+        assert_eq!(hv.to_bits(), v.to_bits());
+        assert!(close(g[0], want, 1e-12, 1e-12));
+        let second = 12.0 * z * z + 4.0 * p;
+        assert!(
+            close(h[0][0], second, 1e-12, 1e-12),
+            "{} vs {second}",
+            h[0][0]
+        );
+    }
+    for (z, w) in [(0.5, vec![1.5, -0.5]), (2.0, vec![0.3, 0.1, 0.9])] {
+        let (hv, g, h) = shrunk_hessian(z, &w);
+        assert_eq!(hv.to_bits(), shrunk(z, &w).to_bits());
+        assert_eq!(hv, 0.25f64.powi(w.len() as i32));
+        assert!(g.iter().all(|d| *d == 0.0), "{g:?}");
+        assert!(h.iter().flatten().all(|d| *d == 0.0), "{h:?}");
+    }
+}

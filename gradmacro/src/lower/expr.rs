@@ -53,6 +53,13 @@ impl Lowerer<'_> {
     }
 
     fn passive_val(&mut self, e: &Expr) -> Val {
+        // A block with statements is lowered statement by statement even
+        // when nothing in it is differentiated: code kept as written is one
+        // expression, where statements have no place.
+        if matches!(super::strip(e), Expr::Block(b) if b.label.is_none() && b.block.stmts.len() > 1)
+        {
+            return self.active_expr(super::strip(e));
+        }
         match self.passive(e) {
             Some(p) => Val::Const(p),
             None => Val::Const(Passive {
