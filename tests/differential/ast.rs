@@ -950,7 +950,13 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
                 (true, true) => ": Vec<f64>".into(),
                 (true, false) => format!(": [f64; {}]", init.len()),
             };
-            writeln!(s, "{p}let {m}{}{a} = {};", name.s, arr_init(init, ind)).unwrap();
+            let mut init_text = arr_init(init, ind);
+            if !annot && matches!(init, ArrInit::Zeros { .. }) {
+                // An element's method may be called before anything else
+                // fixes the float type (`v.iter().map(|e| e.atan2(z))`).
+                init_text = init_text.replacen("0.0;", "0.0_f64;", 1);
+            }
+            writeln!(s, "{p}let {m}{}{a} = {};", name.s, init_text).unwrap();
         }
         Stmt::Store {
             name,
