@@ -188,7 +188,9 @@ fn stages(shape: &str, n: usize, item: TokenStream) -> Stages {
     let mut promoted = std::collections::HashSet::new();
     let vecs = lower::vec_macros::VecMacros::of(&f.block);
     let (func, names) = loop {
-        let (func, promote, names, _) = lower::lower(&f, &sig, &promoted, &vecs, &mut cx);
+        let user_names = crate::names::Names::avoiding(quote::ToTokens::to_token_stream(&f));
+        let (func, promote, names, _) =
+            lower::lower(&f, &sig, &promoted, &vecs, user_names, &mut cx);
         if promote.is_subset(&promoted) {
             break (func, names);
         }

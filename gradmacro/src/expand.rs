@@ -4,7 +4,7 @@ use crate::args::Args;
 use crate::ctxt::Ctxt;
 use crate::{emit, lower, signature};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use std::collections::HashSet;
 
 /// Room for the recursion of deeply nested expressions: address space only,
@@ -26,6 +26,8 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             Args::default()
         }
     };
+    // The function is emitted as its own tokens, `item`: printing the parsed
+    // tree again would cost as much as parsing it.
     let f: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -54,10 +56,10 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     if let Some(generated) = special {
         return match generated {
-            Some(g) if !cx.has_errors() => quote!(#f #g),
+            Some(g) if !cx.has_errors() => quote!(#item #g),
             _ => {
                 let errors = cx.into_compile_errors();
-                quote!(#f #errors)
+                quote!(#item #errors)
             }
         };
     }
@@ -105,12 +107,12 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 quote!()
             };
             let generated = emit::generate(&func, all, &unavailable, receiver, names, &f, modes);
-            quote!(#f #generated #hessian)
+            quote!(#item #generated #hessian)
         }
         _ => {
             let stubs = sig.map(|s| stubs(&f, &s)).unwrap_or_default();
             let errors = cx.into_compile_errors();
-            quote!(#f #errors #stubs)
+            quote!(#item #errors #stubs)
         }
     }
 }
@@ -146,10 +148,12 @@ pub(crate) fn lower_until_stable(
     }
     let f = &f;
     let vecs = lower::vec_macros::VecMacros::of(&f.block);
+    let user_names = crate::names::Names::avoiding(f.to_token_stream());
     let mut promoted = HashSet::new();
     loop {
         let mark = cx.len();
-        let (func, promote, names, declared) = lower::lower(f, sig, &promoted, &vecs, cx);
+        let (func, promote, names, declared) =
+            lower::lower(f, sig, &promoted, &vecs, user_names.clone(), cx);
         if promote.is_subset(&promoted) {
             return func.map(|func| (func, names));
         }

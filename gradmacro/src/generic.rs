@@ -9,16 +9,21 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 
 /// Whether `ty` (as returned by `float_ty`) is a generic float parameter.
+/// Called for every constant the emitter writes: it looks at the one
+/// identifier instead of printing the stream.
 pub fn is_generic(ty: &TokenStream) -> bool {
-    let s = ty.to_string();
-    s != "f64" && s != "f32"
+    let mut tokens = ty.clone().into_iter();
+    match (tokens.next(), tokens.next()) {
+        (Some(TokenTree::Ident(i)), None) => i != "f64" && i != "f32",
+        _ => true,
+    }
 }
 
 /// The float constant `c` (a literal as written, `"0.0"`, `"-0.0"`, `"2.0"`)
 /// in the type `ty`.
 pub fn lit(ty: &TokenStream, c: &str) -> TokenStream {
     if !is_generic(ty) {
-        return c.parse().expect("a float literal");
+        return plain_lit(c);
     }
     match c {
         "0.0" => quote!(#ty::zero()),
@@ -26,9 +31,42 @@ pub fn lit(ty: &TokenStream, c: &str) -> TokenStream {
         "-0.0" => quote!(-#ty::zero()),
         "-1.0" => quote!(-#ty::one()),
         _ => {
-            let c: TokenStream = c.parse().expect("a float literal");
+            let c = plain_lit(c);
             quote!(#ty::from(#c).unwrap())
         }
+    }
+}
+
+/// The constant `c` in `ty`, built only where it is written out: most rules
+/// name several constants and use one, or none.
+pub struct LazyLit<'a> {
+    pub ty: &'a TokenStream,
+    pub c: &'static str,
+}
+
+impl ToTokens for LazyLit<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        out.extend(lit(self.ty, self.c));
+    }
+}
+
+/// `c` as tokens. The few constants the rules write are built directly:
+/// lexing a string is the costliest way to make a token.
+fn plain_lit(c: &str) -> TokenStream {
+    let (minus, digits) = match c.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, c),
+    };
+    let lit = match digits {
+        "0.0" | "0.5" | "1.0" | "2.0" | "3.0" => {
+            proc_macro2::Literal::f64_unsuffixed(digits.parse().expect("a float"))
+        }
+        _ => return c.parse().expect("a float literal"),
+    };
+    if minus {
+        quote!(-#lit)
+    } else {
+        lit.into_token_stream()
     }
 }
 
@@ -64,11 +102,17 @@ pub fn from_int(ty: &TokenStream, e: &TokenStream) -> TokenStream {
 /// `*=`): `num_traits::Float` has no `AddAssign`, so for a generic float it
 /// is written `lhs = lhs + (rhs);`.
 pub fn update(ty: &TokenStream, lhs: &TokenStream, op: &str, rhs: &TokenStream) -> TokenStream {
-    let assign: TokenStream = op.parse().expect("a compound assignment");
+    use proc_macro2::{Punct, Spacing};
+    // `+=`, `-=`, `*=`, `/=`: one operator character and `=`.
+    let ch = op.chars().next().expect("a compound assignment");
     if !is_generic(ty) {
-        return quote!(#lhs #assign #rhs;);
+        let (bin, eq) = (
+            Punct::new(ch, Spacing::Joint),
+            Punct::new('=', Spacing::Alone),
+        );
+        return quote!(#lhs #bin #eq #rhs;);
     }
-    let bin: TokenStream = op.trim_end_matches('=').parse().expect("an operator");
+    let bin = Punct::new(ch, Spacing::Alone);
     let simple = rhs.clone().into_iter().count() == 1
         && !matches!(rhs.clone().into_iter().next(), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::None);
     if simple {

@@ -207,9 +207,9 @@ impl Prim {
     /// Conventions at kinks are written on their rows.
     pub fn partials(self, a: &[TokenStream], y: &TokenStream, t: &TokenStream) -> Vec<Partial> {
         let c = |name| generic::consts(t, name);
-        let (ln_2, ln_10, pi) = (c("LN_2"), c("LN_10"), c("PI"));
         let l = |c| generic::lit(t, c);
-        let (zero, one, two, three) = (l("0.0"), l("1.0"), l("2.0"), l("3.0"));
+        let lazy = |c| generic::LazyLit { ty: t, c };
+        let (zero, one, two, three) = (lazy("0.0"), lazy("1.0"), lazy("2.0"), lazy("3.0"));
         let x = &a[0];
         match self {
             Copy => vec![unit()],
@@ -250,7 +250,10 @@ impl Prim {
             Acosh => vec![over(quote!((#x * #x - #one).sqrt()))],
             Atanh => vec![over(quote!((#one - #x * #x)))],
             Exp => vec![times(y.clone())],
-            Exp2 => vec![times(quote!((#y * #ln_2)))],
+            Exp2 => {
+                let ln_2 = c("LN_2");
+                vec![times(quote!((#y * #ln_2)))]
+            }
             ExpM1 => vec![times(quote!((#y + #one)))],
             Ln => vec![over(x.clone())],
             Ln1p => vec![over(quote!((#one + #x)))],
@@ -261,8 +264,14 @@ impl Prim {
                     neg_times(quote!((#y / (#b * #b.ln())))),
                 ]
             }
-            Log2 => vec![over(quote!((#x * #ln_2)))],
-            Log10 => vec![over(quote!((#x * #ln_10)))],
+            Log2 => {
+                let ln_2 = c("LN_2");
+                vec![over(quote!((#x * #ln_2)))]
+            }
+            Log10 => {
+                let ln_10 = c("LN_10");
+                vec![over(quote!((#x * #ln_10)))]
+            }
             Sqrt => vec![over(quote!((#two * #y)))],
             Cbrt => vec![over(quote!((#three * #y * #y)))],
             // The exponent is an integer: it has no derivative. `x⁰` is
@@ -316,11 +325,11 @@ impl Prim {
             Signum | Floor | Ceil | Round | Trunc => vec![Partial::Zero],
             Fract => vec![unit()],
             ToDegrees => {
-                let deg = l("180.0");
+                let (deg, pi) = (l("180.0"), c("PI"));
                 vec![times(quote!((#deg / #pi)))]
             }
             ToRadians => {
-                let deg = l("180.0");
+                let (deg, pi) = (l("180.0"), c("PI"));
                 vec![times(quote!((#pi / #deg)))]
             }
         }

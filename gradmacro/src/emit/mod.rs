@@ -626,8 +626,7 @@ impl Emitter<'_> {
         } else {
             (quote!(-> #ty), quote!(#out), capture)
         };
-        let body_tokens = quote!(#hoisted #forward #capture #reverse #out);
-        let mut params = self.params(&body_tokens);
+        let mut params = self.params(&[&hoisted, &forward, &capture, &reverse, &out]);
         if let Some(r) = receiver {
             params.insert(0, quote!(#r));
         }
@@ -654,14 +653,16 @@ impl Emitter<'_> {
 
     /// The user's parameters, renamed `_x` where the body does not mention
     /// them and `mut` where the reverse sweep rewinds them.
-    fn params(&self, body: &TokenStream) -> Vec<TokenStream> {
-        let mut mentioned = HashSet::new();
-        collect_idents(body.clone(), &mut mentioned);
+    fn params(&self, body: &[&TokenStream]) -> Vec<TokenStream> {
+        let mut unseen: Vec<String> = self.f.params.iter().map(|p| p.ident.to_string()).collect();
+        for part in body {
+            strike_mentioned((*part).clone(), &mut unseen);
+        }
         let mut out = Vec::new();
         for p in &self.f.params {
             let ident = &p.ident;
             let ty = &p.ty;
-            let used = mentioned.contains(&ident.to_string())
+            let used = !unseen.contains(&ident.to_string())
                 || p.shape.is_array() && p.var.is_some_and(|v| self.a.adj[v.0]);
             let mutable = self.f.var(p.id).reassigned || self.a.restored[p.id.0];
             out.push(match (used, mutable) {
@@ -677,13 +678,16 @@ impl Emitter<'_> {
     }
 }
 
-fn collect_idents(ts: TokenStream, out: &mut HashSet<String>) {
+/// Removes from `unseen` the names `ts` mentions; stops once none is left
+/// (usually within the first statements: the body is long).
+fn strike_mentioned(ts: TokenStream, unseen: &mut Vec<String>) {
     for tt in ts {
+        if unseen.is_empty() {
+            return;
+        }
         match tt {
-            TokenTree::Ident(i) => {
-                out.insert(i.to_string());
-            }
-            TokenTree::Group(g) => collect_idents(g.stream(), out),
+            TokenTree::Ident(i) => unseen.retain(|n| i != n),
+            TokenTree::Group(g) => strike_mentioned(g.stream(), unseen),
             _ => {}
         }
     }

@@ -93,12 +93,12 @@ impl Emitter<'_> {
         if let Some(r) = receiver {
             params.push(quote!(#r));
         }
-        let mut mentioned = std::collections::HashSet::new();
-        super::collect_idents(body.clone(), &mut mentioned);
+        let mut unseen: Vec<String> = self.f.params.iter().map(|p| p.ident.to_string()).collect();
+        super::strike_mentioned(body.clone(), &mut unseen);
         for p in &self.f.params {
             let (ident, pty) = (&p.ident, &p.ty);
             let m = self.tan_mut(p.id);
-            params.push(if mentioned.contains(&ident.to_string()) || *ident == out {
+            params.push(if !unseen.contains(&ident.to_string()) || *ident == out {
                 quote!(#m #ident: #pty)
             } else {
                 let i = format_ident!("_{}", ident);

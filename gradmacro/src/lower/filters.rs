@@ -198,6 +198,11 @@ impl VisitMut for Hoist<'_> {
             _ => {}
         }
         syn::visit_mut::visit_expr_mut(self, e);
+        // Only a method call can be a filtered reduction: no name is made
+        // for the other expressions of a long body.
+        if !matches!(super::strip(e), Expr::MethodCall(_)) {
+            return;
+        }
         *self.count += 1;
         let acc = quote::format_ident!("{}_{}", ACC, *self.count);
         match rewrite(e, self.ty, &acc) {

@@ -174,16 +174,19 @@ fn indexed_names(block: &syn::Block) -> HashSet<String> {
     v.0
 }
 
+/// One attempt; `names` avoids every identifier of `f` (made once for all
+/// attempts: it prints the whole function).
 pub(crate) fn lower(
     f: &syn::ItemFn,
     sig: &Signature_,
     promoted: &HashSet<usize>,
     vecs: &vec_macros::VecMacros,
+    names: Names,
     cx: &mut Ctxt,
 ) -> (Option<Func>, HashSet<usize>, Names, usize) {
     let mut l = Lowerer {
         cx,
-        names: Names::avoiding(f.to_token_stream()),
+        names,
         float: sig.float.clone(),
         vars: Vec::new(),
         user_name: Vec::new(),

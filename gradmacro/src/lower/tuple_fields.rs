@@ -139,6 +139,29 @@ impl VisitMut for Blocks<'_> {
 
 /// Rewrites every local tuple read only by its fields in `block`.
 pub(crate) fn desugar(block: &mut syn::Block) {
+    // Most bodies read no tuple field: they are not printed to find names.
+    let mut any = AnyTupleField(false);
+    any.visit_block(block);
+    if !any.0 {
+        return;
+    }
     let mut names = Names::avoiding(block.to_token_stream());
     Blocks(&mut names).visit_block_mut(block);
+}
+
+/// Whether a block may read a field `t.N`.
+struct AnyTupleField(bool);
+
+impl<'ast> Visit<'ast> for AnyTupleField {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Field(f) if matches!(f.member, syn::Member::Unnamed(_)) => self.0 = true,
+            _ if self.0 => {}
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+    // A macro's tokens are not searched: it counts as a read.
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {
+        self.0 = true;
+    }
 }
