@@ -174,7 +174,8 @@ fn residuals(x: &[f64]) -> Vec<f64> {
 #[test]
 fn rosenbrock_residuals() {
     let mut rng = Rng::new(34);
-    for n in [2, 4] {
+    // 20 columns: two forward passes (16 tangents each, the second 4 wide).
+    for n in [2, 4, 20] {
         let x = rng.vec(n, -1.5, 1.5);
         let (value, jac) = residuals_jacobian(&x);
         assert_eq!(value, residuals(&x));
@@ -385,5 +386,82 @@ fn calls_of_vector_outputs() {
         assert_eq!(tv, value);
         let want = 0.5 * want_r - want_t + want_w[0] + 2.0 * want_w[1];
         assert_close("tangent", dot, want, 1e-12, 1e-12);
+    }
+}
+
+/// With `n = x.len()`, columns a, x_0..x_{n-1}, b; rows:
+/// out_i = a x_i² + Σx + b where x_i > 0, else sin(b x_i) + b (i < n);
+/// out_n = x_0 x_1 a b; out_{n+1} = e^a − (Σx)².
+#[differentiate(tangent)]
+fn mixed(a: f64, x: &[f64], b: f64) -> Vec<f64> {
+    let s: f64 = x.iter().sum();
+    let mut out = vec![0.0; x.len() + 2];
+    for i in 0..x.len() {
+        if x[i] > 0.0 {
+            out[i] = a * x[i] * x[i] + s;
+        } else {
+            out[i] = (b * x[i]).sin();
+        }
+        out[i] += b;
+    }
+    let q = [x[0], x[1], a];
+    let prod: f64 = q.iter().product();
+    out[x.len()] = prod * b;
+    out[x.len() + 1] = a.exp() - s * s;
+    out
+}
+
+#[test]
+fn many_columns_through_branches_loops_and_reductions() {
+    let mut rng = Rng::new(35);
+    // 21 and 5 columns: two forward passes (the second 5 wide), one.
+    for n in [19, 3] {
+        let (a, b) = (rng.uniform(-1.0, 1.0), rng.uniform(-1.0, 1.0));
+        let x = rng.vec(n, -1.5, 1.5);
+        let (value, jac) = mixed_jacobian(a, &x, b);
+        let plain = mixed(a, &x, b);
+        assert_eq!(value.len(), plain.len());
+        for (v, p) in value.iter().zip(&plain) {
+            assert_eq!(v.to_bits(), p.to_bits());
+        }
+        let s: f64 = x.iter().sum();
+        let mut want = vec![vec![0.0; n + 2]; n + 2];
+        for i in 0..n {
+            let row = &mut want[i];
+            if x[i] > 0.0 {
+                row[0] = x[i] * x[i];
+                for k in 0..n {
+                    row[1 + k] = 1.0;
+                }
+                row[1 + i] += 2.0 * a * x[i];
+            } else {
+                row[1 + i] = b * (b * x[i]).cos();
+                row[n + 1] = x[i] * (b * x[i]).cos();
+            }
+            row[n + 1] += 1.0;
+        }
+        want[n][0] = x[0] * x[1] * b;
+        want[n][1] = x[1] * a * b;
+        want[n][2] = x[0] * a * b;
+        want[n][n + 1] = x[0] * x[1] * a;
+        want[n + 1][0] = a.exp();
+        for k in 0..n {
+            want[n + 1][1 + k] = -2.0 * s;
+        }
+        check_products(
+            "mixed",
+            &jac,
+            &want,
+            |d| {
+                let (da, dx, db) = mixed_adjoint(a, &x, b, d);
+                [&[da][..], &dx, &[db]].concat()
+            },
+            |t| {
+                let (v, jt) = mixed_tangent(a, &x, b, t[0], &t[1..=n], t[n + 1]);
+                assert_eq!(v, plain);
+                jt
+            },
+            &mut rng,
+        );
     }
 }

@@ -126,6 +126,8 @@ pub struct ArrayDef {
     pub id: StmtId,
     pub dst: VarId,
     pub init: Passive,
+    /// `init` makes an empty `Vec` (`Vec::new()`, `Vec::with_capacity(n)`).
+    pub empty: bool,
     pub write: Write,
     pub ctx: Ctx,
 }

@@ -49,6 +49,10 @@ pub struct Emitter<'a> {
     /// output's tangent alone (`return t_out;`), which the reverse mode then
     /// differentiates again for second derivatives.
     pub dot_program: bool,
+    /// Forward mode only: how many tangents each value carries at once
+    /// (`[f64; L]`, so that one pass gives `L` columns of a Jacobian), and
+    /// the name of the lane index; `None`: one.
+    pub lanes: Option<(proc_macro2::Literal, Ident)>,
 }
 
 impl<'a> Emitter<'a> {
@@ -73,6 +77,7 @@ impl<'a> Emitter<'a> {
             pushed: Vec::new(),
             stack_caps: records::stack_tapes(f, a),
             dot_program: false,
+            lanes: None,
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -433,6 +438,27 @@ pub fn jvp_core(
 ) -> TokenStream {
     let a = analyze(g);
     Emitter::new(g, &a, names).tangent_core(name, (user_fn, receiver), Some((out, out_ty)))
+}
+
+/// Tangents carried at once by [`jvp_lanes_core`]: 16 columns of a Jacobian
+/// per pass.
+pub const LANES: usize = 16;
+
+/// As [`jvp_core`], each tangent a `[f64; LANES]`: `LANES` directions in one
+/// pass. Only for functions that call no other differentiated function
+/// (whose pushforwards carry one tangent).
+pub fn jvp_lanes_core(
+    g: &Func,
+    names: Names,
+    name: &Ident,
+    (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
+    (out, out_ty): (VarId, &TokenStream),
+) -> TokenStream {
+    let a = analyze(g);
+    let mut e = Emitter::new(g, &a, names);
+    let lane = e.names.fresh("lane");
+    e.lanes = Some((proc_macro2::Literal::usize_unsuffixed(LANES), lane));
+    e.tangent_core(name, (user_fn, receiver), Some((out, out_ty)))
 }
 
 /// The optional modes the attribute's flags ask for.

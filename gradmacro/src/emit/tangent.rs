@@ -26,6 +26,11 @@ impl Emitter<'_> {
         let ty = self.ty.clone();
         let out_var = output.map_or(self.f.output, |o| o.0);
         let out_ty = output.map_or_else(|| ty.clone(), |o| o.1.clone());
+        let t_ty = self.tan_ty();
+        let out_t_ty = match (&self.lanes, &self.f.var(out_var).shape) {
+            (None, _) => out_ty.clone(),
+            (Some(_), shape) => super::entry_ty(shape, &t_ty),
+        };
         let need = tangent_needs(self.f, out_var);
         let mut t = Tangents {
             dots: HashMap::new(),
@@ -42,9 +47,9 @@ impl Emitter<'_> {
             let d = self.names.fresh(&format!("t_{}", p.ident));
             t.dots.insert(v, d.clone());
             let slot_ty = if p.shape.is_array() {
-                quote!(&[#ty])
+                quote!(&[#t_ty])
             } else {
-                quote!(#ty)
+                quote!(#t_ty)
             };
             if t.need[v.0] {
                 let m = self.tan_mut(v);
@@ -67,7 +72,7 @@ impl Emitter<'_> {
             let d = t.dot(&mut self, out_var);
             quote!(#d)
         } else {
-            let zero = self.lit("0.0");
+            let zero = self.tan_zero();
             match &self.f.var(out_var).shape {
                 Shape::Scalar => zero,
                 Shape::Array { len: Some(n) } => quote!([#zero; #n]),
@@ -112,7 +117,7 @@ impl Emitter<'_> {
             #[inline]
             #allow
             #ptr
-            fn #name #gp(#(#params,)* #(#slots),*) -> (#out_ty, #out_ty) #wc {
+            fn #name #gp(#(#params,)* #(#slots),*) -> (#out_ty, #out_t_ty) #wc {
                 let _ = #user_fn;
                 #body
                 (#out, #out_dot)
@@ -181,16 +186,52 @@ impl Emitter<'_> {
     /// `wrt(..)`) that is overwritten with a differentiated value: its
     /// tangent starts at zero.
     fn constant_params_tangents(&mut self, t: &mut Tangents) -> Vec<TokenStream> {
-        let ty = self.ty.clone();
         let mut out = Vec::new();
         for p in &self.f.params {
             if p.var.is_none() && t.need[p.id.0] && !p.shape.is_array() {
                 let d = t.dot(self, p.id);
-                let zero = self.lit("0.0");
-                out.push(quote!(let mut #d: #ty = #zero;));
+                let (t_ty, zero) = (self.tan_ty(), self.tan_zero());
+                out.push(quote!(let mut #d: #t_ty = #zero;));
             }
         }
         out
+    }
+
+    /// The type of a scalar's tangent: the float, or `[float; L]`.
+    fn tan_ty(&self) -> TokenStream {
+        let ty = &self.ty;
+        match &self.lanes {
+            Some((n, _)) => quote!([#ty; #n]),
+            None => ty.clone(),
+        }
+    }
+
+    /// A zero tangent.
+    fn tan_zero(&self) -> TokenStream {
+        let zero = self.lit("0.0");
+        match &self.lanes {
+            Some((n, _)) => quote!([#zero; #n]),
+            None => zero,
+        }
+    }
+
+    /// A tangent from `lane`, the expression of one lane's.
+    fn tan_value(&self, lane: TokenStream) -> TokenStream {
+        match &self.lanes {
+            Some((_, l)) => quote!(::core::array::from_fn(|#l| #lane)),
+            None => lane,
+        }
+    }
+
+    /// `tangent op lane;` in every lane.
+    fn tan_update(&self, tangent: TokenStream, op: &str, lane: TokenStream) -> TokenStream {
+        match &self.lanes {
+            Some((n, l)) => {
+                let update = self.update(quote!(#tangent[#l]), op, lane);
+                quote!(for #l in 0..#n { #update })
+            }
+            None => self.update(tangent, op, lane),
+        }
     }
 
     fn tan_block(&mut self, b: &Block, t: &mut Tangents) -> TokenStream {
@@ -259,7 +300,8 @@ impl Emitter<'_> {
         t: &mut Tangents,
     ) -> TokenStream {
         let d = t.dot(self, v);
-        let ty = self.ty.clone();
+        let ty = self.tan_ty();
+        let value = self.tan_value(value);
         if self.tan_declares(v, write) {
             let m = self.tan_mut(v);
             quote!(let #m #d: #ty = #value;)
@@ -291,7 +333,10 @@ impl Emitter<'_> {
                 let dot = sum_terms(&terms, &ty);
                 if reads_dst && !self.tan_declares(st.dst, st.write) {
                     let d = t.dot(self, st.dst);
-                    let own = quote!(#d).to_string();
+                    let own = t
+                        .operand(self, &Operand::Var(st.dst))
+                        .unwrap_or_default()
+                        .to_string();
                     let own_term = |term: &Term| term.expr.to_string() == own;
                     if let Some(k) = terms.iter().position(|term| own_term(term) && !term.neg) {
                         // `s = s + t`: `t_s += t_t`, before `s` changes (the
@@ -300,10 +345,10 @@ impl Emitter<'_> {
                         rest.remove(k);
                         let update = match rest.as_slice() {
                             [] => quote!(),
-                            [one] if one.neg => self.update(&d, "-=", &one.expr),
+                            [one] if one.neg => self.tan_update(quote!(#d), "-=", one.expr.clone()),
                             _ => {
                                 let r = sum_terms(&rest, &ty);
-                                self.update(&d, "+=", r)
+                                self.tan_update(quote!(#d), "+=", r)
                             }
                         };
                         let set = self.step_set(st, annot, value);
@@ -361,9 +406,12 @@ impl Emitter<'_> {
                 }
                 let d = t.dot(self, st.arr);
                 match (t.operand(self, &st.value), st.op) {
-                    (Some(dot), _) => quote!(#primal #d[#i] #op #dot;),
+                    (Some(dot), _) => match &self.lanes {
+                        Some((n, l)) => quote!(#primal for #l in 0..#n { #d[#i][#l] #op #dot; }),
+                        None => quote!(#primal #d[#i] #op #dot;),
+                    },
                     (None, StoreOp::Set) => {
-                        let zero = self.lit("0.0");
+                        let zero = self.tan_zero();
                         quote!(#primal #d[#i] = #zero;)
                     }
                     (None, _) => primal,
@@ -376,8 +424,7 @@ impl Emitter<'_> {
                     return quote!(#arr.push(#value););
                 }
                 let d = t.dot(self, p.arr);
-                let zero = self.lit("0.0");
-                let dot = t.operand(self, &p.value).unwrap_or(zero);
+                let dot = t.whole(self, &p.value).unwrap_or_else(|| self.tan_zero());
                 quote!(#arr.push(#value); #d.push(#dot);)
             }
             Stmt::ArrayDef(d) => {
@@ -398,15 +445,17 @@ impl Emitter<'_> {
                     return primal;
                 }
                 let arr = self.var(d.dst);
-                let zero = self.lit("0.0");
+                let zero = self.tan_zero();
                 let zeros = match &self.f.var(d.dst).shape {
                     Shape::Array { len: Some(n) } => quote!([#zero; #n]),
+                    // Filled by pushes beside the values: as much room.
+                    _ if d.empty => d.init.tokens.clone(),
                     _ => quote!(::std::vec![#zero; #arr.len()]),
                 };
                 let dot = t.dot(self, d.dst);
                 if self.tan_declares(d.dst, d.write) {
                     let m = self.tan_mut(d.dst);
-                    let entry = super::entry_ty(&self.f.var(d.dst).shape, &ty);
+                    let entry = super::entry_ty(&self.f.var(d.dst).shape, &self.tan_ty());
                     quote!(#primal let #m #dot: #entry = #zeros;)
                 } else {
                     quote!(#primal #dot = #zeros;)
@@ -420,7 +469,19 @@ impl Emitter<'_> {
                     return primal;
                 }
                 let t_arr = t.dot(self, r.arr);
-                let dot = r.op.tangent(&quote!(#arr), &quote!(#t_arr), &ty);
+                let dot = match &self.lanes {
+                    // One lane's tangents gathered, for the rule written
+                    // for a slice of them.
+                    Some((_, l)) => {
+                        let lane = self.names.fresh(&format!("{t_arr}_lane"));
+                        let rule = r.op.tangent(&quote!(#arr), &quote!(#lane), &ty);
+                        quote!({
+                            let #lane: ::std::vec::Vec<#ty> = #t_arr.iter().map(|v| v[#l]).collect();
+                            #rule
+                        })
+                    }
+                    None => r.op.tangent(&quote!(#arr), &quote!(#t_arr), &ty),
+                };
                 let set_dot = self.assign_dot(r.dst, r.write, dot, t);
                 quote!(#primal #set_dot)
             }
@@ -445,7 +506,8 @@ impl Emitter<'_> {
                     return quote!(let #m #ident #annot;);
                 }
                 let d = t.dot(self, v);
-                quote!(let #m #ident #annot; let #m #d: #ty;)
+                let t_ty = self.tan_ty();
+                quote!(let #m #ident #annot; let #m #d: #t_ty;)
             }
             Stmt::If(i) => {
                 let cond = i.cond.tokens.clone();
@@ -601,19 +663,29 @@ impl Tangents {
     }
 
     /// An operand's tangent; `None` for a constant.
+    /// With lanes, the tangent of the lane being computed.
     fn operand(&mut self, e: &mut Emitter, a: &Operand) -> Option<TokenStream> {
-        match a {
+        let whole = self.whole(e, a)?;
+        Some(match &e.lanes {
+            Some((_, l)) => quote!(#whole[#l]),
+            None => whole,
+        })
+    }
+
+    /// An operand's tangent, every lane of it.
+    fn whole(&mut self, e: &mut Emitter, a: &Operand) -> Option<TokenStream> {
+        Some(match a {
             Operand::Var(v) if self.need[v.0] => {
                 let d = self.dot(e, *v);
-                Some(quote!(#d))
+                quote!(#d)
             }
             Operand::Elem(arr, i) if self.need[arr.0] => {
                 let d = self.dot(e, *arr);
                 let i = &i.tokens;
-                Some(quote!(#d[#i]))
+                quote!(#d[#i])
             }
-            _ => None,
-        }
+            _ => return None,
+        })
     }
 }
 

@@ -20,6 +20,9 @@ pub(crate) struct ArrayInit<'e> {
     /// Active elements of a literal, stored after creation: the syntax
     /// itself, whose declarations every attempt knows by their address.
     pub elements: Vec<(usize, &'e Expr)>,
+    /// `Vec::new()` or `Vec::with_capacity(n)`: `init` makes an empty
+    /// vector, of the capacity a vector of tangents filled beside it needs.
+    pub empty: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -49,6 +52,7 @@ impl<'a> Lowerer<'a> {
                     init,
                     len: None,
                     elements: Vec::new(),
+                    empty: true,
                 });
             }
             _ => return None,
@@ -66,6 +70,7 @@ impl<'a> Lowerer<'a> {
                     init,
                     len: None,
                     elements: Vec::new(),
+                    empty: false,
                 });
             }
             let v = self.passive(value)?;
@@ -86,6 +91,7 @@ impl<'a> Lowerer<'a> {
                 },
                 len: (!is_vec).then_some(nt),
                 elements: Vec::new(),
+                empty: false,
             });
         }
         let mut parts = Vec::new();
@@ -118,6 +124,7 @@ impl<'a> Lowerer<'a> {
             },
             len: (!is_vec).then(|| quote!(#n)),
             elements,
+            empty: false,
         })
     }
 
@@ -137,6 +144,7 @@ impl<'a> Lowerer<'a> {
             id: StmtId::default(),
             dst: v,
             init: a.init,
+            empty: a.empty,
             write,
             ctx: self.ctx,
         }));

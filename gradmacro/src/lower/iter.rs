@@ -265,6 +265,7 @@ impl Lowerer<'_> {
                 init,
                 len,
                 elements: Vec::new(),
+                empty: false,
             },
         );
         self.bind(name, v);
@@ -318,6 +319,7 @@ impl Lowerer<'_> {
                 },
                 len: Some(n.clone()),
                 elements: Vec::new(),
+                empty: false,
             },
         );
         let (dst_name, src_name, k) = (
@@ -362,6 +364,7 @@ impl Lowerer<'_> {
                 },
                 len: None,
                 elements: Vec::new(),
+                empty: true,
             },
         );
         self.for_loop(ForLoop {
