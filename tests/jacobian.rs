@@ -465,3 +465,29 @@ fn many_columns_through_branches_loops_and_reductions() {
         );
     }
 }
+
+/// Outputs that do not depend on the parameters' values (only on `w`'s
+/// length): every derivative is 0. Nothing was generated for it once.
+#[differentiate(tangent)]
+fn constant_rows(w: &[f64]) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::with_capacity(w.len());
+    for k in 0..w.len() {
+        out.push((k as f64 + 0.5).sin());
+    }
+    out
+}
+
+#[test]
+fn outputs_independent_of_the_parameters() {
+    let w = [0.3, -1.2, 2.0, 0.7];
+    let (value, jac) = constant_rows_jacobian(&w);
+    assert_eq!(value, constant_rows(&w));
+    assert_eq!(jac, vec![vec![0.0; 4]; 4]);
+    assert_eq!(
+        constant_rows_adjoint(&w, &[1.0, 2.0, 3.0, 4.0]),
+        vec![0.0; 4]
+    );
+    let (tv, t) = constant_rows_tangent(&w, &[1.0, -1.0, 0.5, 2.0]);
+    assert_eq!(tv, value);
+    assert_eq!(t, vec![0.0; 4]);
+}

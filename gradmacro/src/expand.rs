@@ -58,6 +58,13 @@ fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         return match generated {
             Some(g) if !cx.has_errors() => quote!(#item #g),
             _ => {
+                // Nothing generated must never pass in silence.
+                if !cx.has_errors() {
+                    cx.error_at(
+                        f.sig.ident.span(),
+                        "internal: nothing could be generated for this function; please report this",
+                    );
+                }
                 let errors = cx.into_compile_errors();
                 quote!(#item #errors)
             }

@@ -118,13 +118,21 @@ fn lower(
 /// The array the final `Σ out[i] * w[i]` loop reads, when the function's
 /// value is a local array named as it is (no copy into `__gm_out`).
 fn summed(func: &Func) -> Option<VarId> {
-    let Some(crate::ir::Stmt::Loop(l)) = func.body.stmts.last() else {
-        return None;
-    };
+    // The last loop: a copy of the sum into the output may follow it.
+    let l = func.body.stmts.iter().rev().find_map(|s| match s {
+        crate::ir::Stmt::Loop(l) => Some(l),
+        _ => None,
+    })?;
     l.body.stmts.iter().find_map(|st| match st {
         crate::ir::Stmt::Step(step) => step.args.iter().find_map(|a| match a {
             crate::ir::Operand::Elem(v, _) if func.vars[v.0].ident != W => Some(*v),
             _ => None,
+        }),
+        // An output that does not depend on the differentiated parameters:
+        // the sum is kept as written (its Jacobian is zero).
+        crate::ir::Stmt::Assign(a) => a.value.reads.iter().copied().find(|v| {
+            let var = &func.vars[v.0];
+            var.ident != W && var.shape.is_array()
         }),
         _ => None,
     })

@@ -68,6 +68,7 @@ impl Emitter<'_> {
         let body = self.tan_block(&self.f.body, &mut t);
         let body = quote!(#(#reslice)* #(#zero_tangents)* #body);
         let out = self.var(out_var);
+        let mut zeros = quote!();
         let out_dot = if t.need[out_var.0] {
             let d = t.dot(&mut self, out_var);
             quote!(#d)
@@ -76,7 +77,12 @@ impl Emitter<'_> {
             match &self.f.var(out_var).shape {
                 Shape::Scalar => zero,
                 Shape::Array { len: Some(n) } => quote!([#zero; #n]),
-                Shape::Array { len: None } => quote!(::std::vec![#zero; #out.len()]),
+                // Made before `out` moves into the result.
+                Shape::Array { len: None } => {
+                    let z = self.names.fresh(&format!("t_{out}"));
+                    zeros = quote!(let #z = ::std::vec![#zero; #out.len()];);
+                    quote!(#z)
+                }
             }
         };
         let body = if self.f.has_return {
@@ -120,6 +126,7 @@ impl Emitter<'_> {
             fn #name #gp(#(#params,)* #(#slots),*) -> (#out_ty, #out_t_ty) #wc {
                 let _ = #user_fn;
                 #body
+                #zeros
                 (#out, #out_dot)
             }
         }
