@@ -210,3 +210,36 @@ fn while_let_on_data() {
         }
     }
 }
+
+/// Arms written on one line with braces, and a binding `m @ range`: the
+/// generated code put braces around the braces (`unused_braces`) and kept
+/// `m` bound in the arm's test (`unused_variables`), errors here under
+/// `#![deny(warnings)]`.
+/// For n ≤ 3: out = (y + y·n·(y·s)), else out = y + y·2 (k = B: y·2 too).
+#[differentiate(wrt(y))]
+#[rustfmt::skip]
+fn one_line_arms(y: f64, k: Option<f64>, n: u8) -> f64 {
+    let a = match n { m @ 0..=3 => { y * m as f64 }, _ => { y } };
+    let b = match k { Some(s) => { s * y }, None => { 2.0 } };
+    y + a * b
+}
+
+#[test]
+fn braced_arms_on_one_line() {
+    for (y, k, n) in [
+        (0.5, Some(1.5), 2u8),
+        (-1.25, None, 7),
+        (2.0, Some(-0.5), 0),
+        (0.3, None, 3),
+    ] {
+        let (v, d) = one_line_arms_grad(y, k, n);
+        assert_bits("one_line_arms", v, one_line_arms(y, k, n));
+        // a = c·y with c = n (n ≤ 3) or 1; b = s·y or 2.
+        let c = if n <= 3 { f64::from(n) } else { 1.0 };
+        let want = match k {
+            Some(s) => 1.0 + 2.0 * c * s * y,
+            None => 1.0 + 2.0 * c,
+        };
+        assert_close("d one_line_arms / dy", d, want, 1e-12, 1e-12);
+    }
+}

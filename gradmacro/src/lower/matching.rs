@@ -111,18 +111,23 @@ impl Desugar {
             let body = &arm.body;
             let mut mentioned = std::collections::HashSet::new();
             super::collect_expr_idents(body, &mut mentioned);
+            // The test keeps only the bindings the guard reads.
+            let mut in_guard = std::collections::HashSet::new();
+            if let Some((_, g)) = &arm.guard {
+                super::collect_expr_idents(g, &mut in_guard);
+            }
+            let test = keeping(pat, |i| in_guard.contains(&i.to_string()));
             let (pat, body): (Pat, Expr) = match whole_binding(pat) {
                 Ok(Some(name)) if mentioned.contains(&name.to_string()) => {
-                    (pat.clone(), syn::parse_quote!({ let #name = #read; #body }))
+                    let body = inner(body);
+                    (test, syn::parse_quote!({ let #name = #read; #(#body)* }))
                 }
-                Ok(_) => (pat.clone(), syn::parse_quote!({ #body })),
+                Ok(_) => {
+                    let body = inner(body);
+                    (test, syn::parse_quote!({ #(#body)* }))
+                }
                 Err(()) => {
-                    // The test keeps only what the guard reads; the body
-                    // reads each part it uses out of the value.
-                    let mut in_guard = std::collections::HashSet::new();
-                    if let Some((_, g)) = &arm.guard {
-                        super::collect_expr_idents(g, &mut in_guard);
-                    }
+                    // The body reads each part it uses out of the value.
                     let parts: Vec<syn::Stmt> = bound_names(pat)
                         .into_iter()
                         .filter(|(n, _)| mentioned.contains(&n.to_string()))
@@ -131,8 +136,8 @@ impl Desugar {
                             syn::parse_quote!(let #m #n = match #read { #only => #n, _ => ::core::unreachable!() };)
                         })
                         .collect();
-                    let test = keeping(pat, |i| in_guard.contains(&i.to_string()));
-                    (test, syn::parse_quote!({ #(#parts)* #body }))
+                    let body = inner(body);
+                    (test, syn::parse_quote!({ #(#parts)* #(#body)* }))
                 }
             };
             let unconditional = matches!(pat, Pat::Wild(_)) && guard.is_none();
@@ -242,4 +247,14 @@ fn keeping(p: &Pat, keep: impl Fn(&syn::Ident) -> bool) -> Pat {
     let mut p = p.clone();
     Wild(keep).visit_pat_mut(&mut p);
     p
+}
+
+/// An arm's body as the statements of the block it becomes: a braced body's
+/// own (braces around braces are linted, `unused_braces`, where a match is
+/// written on one line).
+fn inner(body: &Expr) -> Vec<syn::Stmt> {
+    match body {
+        Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => b.block.stmts.clone(),
+        _ => vec![syn::Stmt::Expr(body.clone(), None)],
+    }
 }
