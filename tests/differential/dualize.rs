@@ -738,6 +738,21 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     } else {
         src
     };
+    // Every fourth program (with `tangent`, so its callees have it too) also
+    // gets a vector-output twin, where the body allows one.
+    let twin = if id % 4 == 2 && tangent {
+        vector_twin(src, sig)
+    } else {
+        None
+    };
+    let with_twin;
+    let src = match &twin {
+        Some(t) => {
+            with_twin = format!("{}\n\n{t}", src.trim_end());
+            with_twin.as_str()
+        }
+        None => src,
+    };
     let name = format_ident!("{}", sig.name);
     let tangent_fn = format_ident!("{}_tangent", sig.name);
     let hvp_fn = format_ident!("{}_hvp", sig.name);
@@ -837,7 +852,17 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     };
     let dir_param = if dir > 0 { quote!(dir) } else { quote!(_dir) };
     let mut extra = quote!();
-    let (mut tangent_field, mut hvp_field) = (quote!(None), quote!(None));
+    let (mut tangent_field, mut hvp_field, mut jacobian_field) =
+        (quote!(None), quote!(None), quote!(None));
+    if twin.is_some() {
+        let jacobian_fn = format_ident!("{}_vec_jacobian", sig.name);
+        extra.extend(quote! {
+            fn jacobian(p: &[Input]) -> (Vec<f64>, Vec<Vec<f64>>) {
+                #jacobian_fn(#(#args),*)
+            }
+        });
+        jacobian_field = quote!(Some(jacobian));
+    }
     if tangent {
         extra.extend(quote! {
             fn tangent(p: &[Input], #dir_param: usize) -> (f64, f64) {
@@ -899,6 +924,7 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
             dual,
             tangent: #tangent_field,
             hvp: #hvp_field,
+            jacobian: #jacobian_field,
         };
     };
     let header = "use crate::dual::*;\nuse crate::runner::{Flat, Input, Kind, Prog, ACC_START};\nuse gradmacro::differentiate;\n\n";
@@ -918,6 +944,72 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
     text.push_str(&glue.to_string());
     text.push('\n');
     (text, Regions { user, plain, dual })
+}
+
+/// `f_vec`: `f`'s body, its value `v` then returned as
+/// `[sin(v · (k + 0.5)) for k in 0..=n]` (`n` directions), pushed in a loop,
+/// with `f`'s attribute. `None` for a method, a struct parameter, a `return`
+/// (not supported in a vector output), or nothing differentiable.
+fn vector_twin(src: &str, sig: &Sig) -> Option<String> {
+    let data = sig
+        .params
+        .iter()
+        .any(|(_, t)| matches!(t, ParamTy::Data(_)));
+    if sig.receiver.is_some() || data || src.contains("return") {
+        return None;
+    }
+    let rows: usize = 1 + sig
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| sig.differentiable(*i))
+        .map(|(_, (_, t))| match t {
+            ParamTy::Array(_, n) => *n,
+            _ => 1,
+        })
+        .sum::<usize>();
+    if rows == 1 {
+        return None;
+    }
+    let file: syn::File = syn::parse_str(src).ok()?;
+    let mut f = file.items.into_iter().find_map(|item| match item {
+        syn::Item::Fn(f) if f.sig.ident == sig.name => Some(f),
+        _ => None,
+    })?;
+    let Some(syn::Stmt::Expr(mut tail, None)) = f.block.stmts.pop() else {
+        return None;
+    };
+    // `let v = { e };` would be linted (`unused_braces`): `let v = e;`.
+    while let Expr::Block(b) = &tail {
+        match b.block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] if b.label.is_none() => tail = e.clone(),
+            _ => break,
+        }
+    }
+    f.sig.ident = format_ident!("{}_vec", sig.name);
+    f.sig.output = parse_quote!(-> Vec<f64>);
+    f.attrs.retain(|a| a.path().is_ident("differentiate"));
+    f.block.stmts.extend::<Vec<syn::Stmt>>(parse_quote! {
+        let vec_v: f64 = #tail;
+        let mut vec_out: Vec<f64> = Vec::with_capacity(#rows);
+        for vec_k in 0..#rows {
+            vec_out.push((vec_v * (vec_k as f64 + 0.5)).sin());
+        }
+        vec_out
+    });
+    // Each attribute on a line of its own, as the program without the macro
+    // drops them.
+    let attrs: Vec<String> = std::mem::take(&mut f.attrs)
+        .iter()
+        .map(|a| format!("#[{}]\n", a.meta.to_token_stream()))
+        .collect();
+    // Printed from tokens on one line, braces a program wrote over several
+    // lines (`true => {\n 1.0\n }`) are linted as unnecessary.
+    Some(format!(
+        "{}#[allow(unused_braces)]\n{}",
+        attrs.concat(),
+        f.into_token_stream()
+    ))
 }
 
 /// Appends `part` and a blank line; returns the lines `part` occupies.

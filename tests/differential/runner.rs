@@ -284,6 +284,11 @@ pub struct Prog {
     pub tangent: Option<fn(&[Input], usize) -> (f64, f64)>,
     /// `f_hvp` along `v`, for programs with `hessian`.
     pub hvp: Option<fn(&[Input], &[f64]) -> (f64, Vec<f64>, Vec<f64>)>,
+    /// `f_vec_jacobian`, for programs given a vector-output twin `f_vec`:
+    /// the same body, its value `v` then returned as the vector
+    /// `[sin(v · (k + 0.5)) for k in 0..=n]`, one row more than there are
+    /// directions (so the Jacobian is made by columns, in forward mode).
+    pub jacobian: Option<fn(&[Input]) -> (Vec<f64>, Vec<Vec<f64>>)>,
 }
 
 fn draw_float(rng: &mut Rng) -> f64 {
@@ -508,6 +513,9 @@ fn point(p: &Prog, x: &[Input], d_out: f64) -> Point {
     if let Some(fail) = check_hvp(p, x, &o, (fv, &g), &at) {
         return fail;
     }
+    if let Some(fail) = check_jacobian(p, x, &o, fv, &at) {
+        return fail;
+    }
     // Finite differences, where a step cannot move any compared quantity
     // across its tie: the step moves intermediates by about h * largest.
     let mut fd_checked = false;
@@ -587,6 +595,63 @@ fn check_tangent(p: &Prog, x: &[Input], o: &Oracle, fv: f64, at: &str) -> Option
                     want.d, want.m
                 ),
             ));
+        }
+    }
+    None
+}
+
+/// The vector-output twin's Jacobian: row `k` is `(k + 0.5) cos(v (k + 0.5))`
+/// times the dual numbers' gradient, its value bit for bit `sin(v (k + 0.5))`.
+fn check_jacobian(p: &Prog, x: &[Input], o: &Oracle, fv: f64, at: &str) -> Option<Point> {
+    let jacobian = p.jacobian?;
+    let (value, jac) = match catch_unwind(|| jacobian(x)) {
+        Ok(r) => r,
+        Err(e) => {
+            return Some(Point::Fail(
+                "panic",
+                format!("f_vec_jacobian{at} panicked: {}", panic_text(e)),
+            ))
+        }
+    };
+    let rows = o.grad.len() + 1;
+    if value.len() != rows || jac.len() != rows {
+        return Some(Point::Fail(
+            "jacobian",
+            format!(
+                "at {at}: f_vec_jacobian gives {} values and {} rows, expected {rows}",
+                value.len(),
+                jac.len()
+            ),
+        ));
+    }
+    for (k, (vk, row)) in value.iter().zip(&jac).enumerate() {
+        let c = k as f64 + 0.5;
+        let want_v = (fv * c).sin();
+        if vk.to_bits() != want_v.to_bits() {
+            return Some(Point::Fail(
+                "jacobian",
+                format!("at {at}: f_vec_jacobian's value {k} is {vk:?}, not sin(f · {c}) = {want_v:?}"),
+            ));
+        }
+        if row.len() != o.grad.len() {
+            return Some(Point::Fail(
+                "jacobian",
+                format!("at {at}: f_vec_jacobian's row {k} has {} entries", row.len()),
+            ));
+        }
+        let outer = c * (fv * c).cos();
+        for (dir, (got, want)) in row.iter().zip(&o.grad).enumerate() {
+            if !close(*got, outer * want.d, c * want.m) {
+                return Some(Point::Fail(
+                    "jacobian",
+                    format!(
+                        "at {at}: f_vec_jacobian[{k}][{dir}] is {got:?}, expected {:?} \
+                         ({c} cos(f · {c}) times the dual numbers' {:?})",
+                        outer * want.d,
+                        want.d
+                    ),
+                ));
+            }
         }
     }
     None
