@@ -1585,3 +1585,79 @@ fn a_block_of_constant_statements_assigned_to_a_differentiated_value() {
         assert!(h.iter().flatten().all(|d| *d == 0.0), "{h:?}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Integer counters stepped back by the reverse sweep instead of recorded.
+// ---------------------------------------------------------------------------
+
+/// v's strictly lower triangle weighted by `below`, packed column by column
+/// (`at` counts through it): out = Σ_{c<r} below[at(c, r)] v[c] v[r].
+#[differentiate]
+fn packed_pairs(below: &[f64], v: &[f64]) -> f64 {
+    let mut s = 0.0;
+    let mut at = 0;
+    for col in 0..v.len() {
+        for row in col + 1..v.len() {
+            s += below[at] * v[col] * v[row];
+            at += 1;
+        }
+    }
+    s
+}
+
+/// `at` reset on every pass and stepped inside: at == k, out = 3 Σ w_k²,
+/// d/dw_k = 6 w_k.
+#[differentiate]
+fn reset_counter(w: &[f64]) -> f64 {
+    let mut s = 0.0;
+    let mut at: usize;
+    for _ in 0..3 {
+        at = 0;
+        for k in 0..w.len() {
+            s += w[at] * w[k];
+            at += 1;
+        }
+    }
+    s
+}
+
+#[test]
+fn integer_counters_stepped_back() {
+    let v = [0.5, -1.25, 2.0, 0.75];
+    let below = [1.5, -0.5, 0.25, 2.0, -1.0, 0.3];
+    let (value, (d_below, d_v)) = packed_pairs_grad(&below, &v);
+    assert_eq!(value.to_bits(), packed_pairs(&below, &v).to_bits());
+    let (mut want_below, mut want_v) = (vec![0.0; 6], vec![0.0; 4]);
+    let mut at = 0;
+    for c in 0..4 {
+        for r in c + 1..4 {
+            want_below[at] = v[c] * v[r];
+            want_v[c] += below[at] * v[r];
+            want_v[r] += below[at] * v[c];
+            at += 1;
+        }
+    }
+    let x: Vec<f64> = [&below[..], &v[..]].concat();
+    let (a_below, a_v) = packed_pairs_adjoint(&below, &v, D_OUT);
+    check_point(
+        "packed_pairs",
+        &x,
+        &|p| packed_pairs(&p[..6], &p[6..]),
+        value,
+        &[d_below, d_v].concat(),
+        &[a_below, a_v].concat(),
+        &[want_below, want_v].concat(),
+    );
+    let w = [0.4, -1.5, 2.25];
+    let (value, g) = reset_counter_grad(&w);
+    let want: Vec<f64> = w.iter().map(|x| 6.0 * x).collect();
+    check_point(
+        "reset_counter",
+        &w,
+        &|p| reset_counter(p),
+        value,
+        &g,
+        &reset_counter_adjoint(&w, D_OUT),
+        &want,
+    );
+}

@@ -165,13 +165,16 @@ pub struct Analysis {
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
     unneeded: HashSet<StmtId>,
+    /// Integer increments (`at += 1`) the reverse sweep undoes by the inverse
+    /// update instead of recording the old value (see `invertible`).
+    pub inverted: HashSet<StmtId>,
 }
 
 impl Analysis {
     /// Whether the write statement `key` (see [`write_key`]) of `dst` must
     /// record the value it destroys.
     pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: StmtId) -> bool {
-        self.saves(f, dst, write) && !self.unneeded.contains(&key)
+        self.saves(f, dst, write) && !self.unneeded.contains(&key) && !self.inverted.contains(&key)
     }
 
     /// Whether a write of `dst` of this kind must record the value it destroys.
@@ -435,8 +438,10 @@ pub fn analyze(f: &Func) -> Analysis {
         recomputed_cond,
         writers: vec![0; n],
         unneeded: HashSet::new(),
+        inverted: HashSet::new(),
     };
     unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
+    a.inverted = invertible(f, &a);
     let mut restored = vec![false; n];
     let mut writers = vec![0; n];
     walk(&f.body, &mut |s| match s {
@@ -444,7 +449,9 @@ pub fn analyze(f: &Func) -> Analysis {
             restored[st.dst.0] |= a.saves_at(f, st.dst, st.write, write_key(s));
             writers[st.dst.0] += usize::from(a.contributes(st));
         }
-        Stmt::Assign(p) => restored[p.dst.0] |= a.saves_at(f, p.dst, p.write, write_key(s)),
+        Stmt::Assign(p) => {
+            restored[p.dst.0] |= a.saves_at(f, p.dst, p.write, p.id) || a.inverted.contains(&p.id)
+        }
         Stmt::Reduce(r) => {
             restored[r.dst.0] |= a.saves_at(f, r.dst, r.write, write_key(s));
             writers[r.dst.0] += usize::from(a.adj[r.arr.0]);
@@ -737,6 +744,62 @@ fn pure(tokens: &TokenStream) -> bool {
 struct Leaves {
     block: bool,
     loop_body: bool,
+}
+
+/// The recorded writes `v += c` / `v -= c` with `c` an integer literal (so `v`
+/// is an integer, and the update exact), of variables whose every other
+/// write is an assignment recorded too, or its first definition outside
+/// loops: the reverse sweep then reaches each such write with `v` as the write
+/// left it, and `v -= c` puts back what `v` held before, as a tape would.
+fn invertible(f: &Func, a: &Analysis) -> HashSet<StmtId> {
+    let mut others_recorded = vec![true; f.vars.len()];
+    let mut candidates = Vec::new();
+    walk(&f.body, &mut |s| match s {
+        Stmt::Assign(p) => {
+            let first = p.write == Write::Def && f.var(p.dst).decl.loop_depth == 0;
+            if a.saves_at(f, p.dst, p.write, p.id) {
+                if int_increment(p).is_some() {
+                    candidates.push((p.id, p.dst));
+                }
+            } else if !first {
+                others_recorded[p.dst.0] = false;
+            }
+        }
+        Stmt::Loop(Loop {
+            kind: LoopKind::For {
+                binding: Some(v), ..
+            },
+            ..
+        }) => others_recorded[v.0] = false,
+        _ => {
+            if let Some(v) = written(s) {
+                others_recorded[v.0] = false;
+            }
+        }
+    });
+    candidates
+        .into_iter()
+        .filter(|(_, v)| others_recorded[v.0])
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// For `v += c` / `v -= c` with `c` an integer literal: the inverse operator.
+pub fn int_increment(p: &PassiveAssign) -> Option<&'static str> {
+    let inverse = match p.op.as_ref()?.to_string().as_str() {
+        "+=" => "-=",
+        "-=" => "+=",
+        _ => return None,
+    };
+    let mut tokens = p.value.tokens.clone().into_iter();
+    let (Some(proc_macro2::TokenTree::Literal(l)), None) = (tokens.next(), tokens.next()) else {
+        return None;
+    };
+    let text = l.to_string();
+    let suffix = text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+    let integer = text.starts_with(|c: char| c.is_ascii_digit())
+        && (suffix.is_empty() || crate::signature::INTEGERS.contains(&suffix));
+    integer.then_some(inverse)
 }
 
 /// The variable a simple statement writes.

@@ -85,3 +85,28 @@ fn independent_iterations_record_nothing() {
     assert!(!got.contains("tape_"), "{got}");
     assert!(got.contains("let i = 4 * j;"), "{got}");
 }
+
+/// An integer counter stepped by a literal (`at += 1`, as in a packed
+/// triangular matrix) is not recorded: the reverse sweep steps it back.
+#[test]
+fn integer_counters_are_stepped_back() {
+    let got = expand(
+        "",
+        "fn tri(below: &[f64], v: &[f64]) -> f64 { let mut s = 0.0; let mut at = 0; for col in 0..v.len() { for row in col + 1..v.len() { s += below[at] * v[col] * v[row]; at += 1; } } s }",
+    );
+    assert!(!got.contains("tape_at"), "{got}");
+    assert!(got.contains("at -= 1;"), "{got}");
+}
+
+/// A counter also reset in a loop: the reset is recorded (the reverse sweep
+/// needs the value it destroyed), the increments are stepped back.
+#[test]
+fn counters_reset_in_a_loop_record_only_the_reset() {
+    let got = expand(
+        "",
+        "fn f(w: &[f64]) -> f64 { let mut s = 0.0; let mut at = 0; for _ in 0..3 { at = 0; for k in 0..w.len() { s += w[at] * w[k]; at += 1; } } s }",
+    );
+    assert!(got.contains("tape_at.push(at);"), "{got}");
+    assert!(got.contains("at -= 1;"), "{got}");
+    assert!(got.contains("at = tape_at.pop().unwrap();"), "{got}");
+}

@@ -165,6 +165,14 @@ impl Emitter<'_> {
             Stmt::Assign(p) => {
                 if self.a.saves_at(self.f, p.dst, p.write, p.id) {
                     vec![self.restore(p.dst, p.id, p.ctx)]
+                } else if self.a.inverted.contains(&p.id) {
+                    // `at += 1` undone: `at -= 1`.
+                    let inverse: TokenStream = crate::analysis::int_increment(p)
+                        .unwrap_or("-=")
+                        .parse()
+                        .unwrap_or_default();
+                    let (dst, value) = (self.var(p.dst), &p.value.tokens);
+                    vec![quote!(#dst #inverse #value;)]
                 } else {
                     vec![]
                 }
