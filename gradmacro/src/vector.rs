@@ -173,7 +173,14 @@ fn for_callers(
         Some((names, out)) => {
             let vjp = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
             if tangent {
-                let jvp = emit::jvp_core(g, names, &jvp_name, (&user_fn, receiver), (out, &ret));
+                let jvp = emit::jvp_core(
+                    g,
+                    names,
+                    &jvp_name,
+                    (&user_fn, receiver),
+                    (out, &ret),
+                    false,
+                );
                 quote!(#vjp #jvp)
             } else {
                 vjp
@@ -392,6 +399,7 @@ fn generate(
         &jvp_name,
         (&user_fn, receiver),
         (out, &ret),
+        false,
     );
     let (vjp, jvp) = (quote!(#this #vjp_name), quote!(#this #jvp_name));
     // The Jacobian's columns, `LANES` to a pass; a callee's pushforward
@@ -404,7 +412,14 @@ fn generate(
     let (lanes_core, lanes) = if calls {
         (quote!(), None)
     } else {
-        let core = emit::jvp_lanes_core(g, names, &lanes_name, (&user_fn, receiver), (out, &ret));
+        let core = emit::jvp_core(
+            g,
+            names,
+            &lanes_name,
+            (&user_fn, receiver),
+            (out, &ret),
+            true,
+        );
         (core, Some(quote!(#this #lanes_name)))
     };
 

@@ -428,38 +428,30 @@ pub fn private_core(
 }
 
 /// A private tangent core for `g` returning `out` (of type `out_ty`) and its
-/// tangent: `fn name(params.., tangents..) -> (out_ty, out_ty)`.
+/// tangent: `fn name(params.., tangents..) -> (out_ty, out_ty)`. With
+/// `lanes`, each tangent is a `[f64; LANES]`: `LANES` directions in one pass
+/// (only for functions that call no other differentiated function, whose
+/// pushforwards carry one tangent).
 pub fn jvp_core(
     g: &Func,
     names: Names,
     name: &Ident,
     (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
     (out, out_ty): (VarId, &TokenStream),
-) -> TokenStream {
-    let a = analyze(g);
-    Emitter::new(g, &a, names).tangent_core(name, (user_fn, receiver), Some((out, out_ty)))
-}
-
-/// Tangents carried at once by [`jvp_lanes_core`]: 16 columns of a Jacobian
-/// per pass.
-pub const LANES: usize = 16;
-
-/// As [`jvp_core`], each tangent a `[f64; LANES]`: `LANES` directions in one
-/// pass. Only for functions that call no other differentiated function
-/// (whose pushforwards carry one tangent).
-pub fn jvp_lanes_core(
-    g: &Func,
-    names: Names,
-    name: &Ident,
-    (user_fn, receiver): (&TokenStream, Option<&syn::Receiver>),
-    (out, out_ty): (VarId, &TokenStream),
+    lanes: bool,
 ) -> TokenStream {
     let a = analyze(g);
     let mut e = Emitter::new(g, &a, names);
-    let lane = e.names.fresh("lane");
-    e.lanes = Some((proc_macro2::Literal::usize_unsuffixed(LANES), lane));
+    if lanes {
+        let lane = e.names.fresh("lane");
+        e.lanes = Some((proc_macro2::Literal::usize_unsuffixed(LANES), lane));
+    }
     e.tangent_core(name, (user_fn, receiver), Some((out, out_ty)))
 }
+
+/// Tangents carried at once by [`jvp_core`] with lanes: 16 columns of a
+/// Jacobian per pass.
+pub const LANES: usize = 16;
 
 /// The optional modes the attribute's flags ask for.
 #[derive(Clone, Copy, Debug, Default)]

@@ -103,6 +103,7 @@ pub(super) fn tangent(parts: &Parts, names: Names) -> TokenStream {
         &core_name,
         (&user_fn, receiver),
         (func.output, &ty),
+        false,
     );
     let mut n = Names::avoiding(user.to_token_stream());
     let mut t_params = Vec::new();
