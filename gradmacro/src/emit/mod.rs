@@ -53,6 +53,10 @@ pub struct Emitter<'a> {
     /// (`[f64; L]`, so that one pass gives `L` columns of a Jacobian), and
     /// the name of the lane index; `None`: one.
     pub lanes: Option<(proc_macro2::Literal, Ident)>,
+    /// Adjoints of `Vec`s made afresh in a loop body, declared once before
+    /// the reverse sweep and refilled with zeros on each iteration, so that
+    /// the loop allocates nothing for them.
+    pub reused_adjoints: Vec<TokenStream>,
 }
 
 impl<'a> Emitter<'a> {
@@ -78,6 +82,7 @@ impl<'a> Emitter<'a> {
             stack_caps: records::stack_tapes(f, a),
             dot_program: false,
             lanes: None,
+            reused_adjoints: Vec::new(),
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -238,6 +243,11 @@ impl<'a> Emitter<'a> {
         match &self.f.var(v).shape {
             Shape::Scalar => quote!(let #m #d: #ty = #zero;),
             Shape::Array { len: Some(n) } => quote!(let #m #d: [#ty; #n] = [#zero; #n];),
+            Shape::Array { len: None } if self.f.var(v).decl.loop_depth > 0 => {
+                self.reused_adjoints
+                    .push(quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();));
+                quote!(#d.clear(); #d.resize(#var.len(), #zero);)
+            }
             Shape::Array { len: None } => {
                 quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #var.len()];)
             }

@@ -13,7 +13,9 @@ use quote::quote;
 impl Emitter<'_> {
     pub(super) fn reverse_function(&mut self) -> TokenStream {
         let body = self.rev_block(&self.f.body);
-        let mut decls = TokenStream::new();
+        let mut decls: TokenStream = std::mem::take(&mut self.reused_adjoints)
+            .into_iter()
+            .collect();
         let params: Vec<VarId> = self.f.params.iter().map(|p| p.id).collect();
         for v in params {
             if self.a.adj[v.0] && v != self.f.output && !self.buffers.contains(&v) {
