@@ -1661,3 +1661,57 @@ fn integer_counters_stepped_back() {
         &want,
     );
 }
+
+// ---------------------------------------------------------------------------
+// Derivatives near the ends of their range: `1 − x²` written `(1 − x)(1 + x)`,
+// exact where `1 − x·x` loses the digits `x·x` rounds. For `tanh` the rule
+// reads the value `y` (as JAX and PyTorch do, for speed): where tanh saturates
+// (differential-test program 93423: tanh(16) = 1 − 2.5e-14) `y` itself is
+// rounded, and sech² keeps about three digits whatever the formula.
+// ---------------------------------------------------------------------------
+
+#[differentiate]
+fn saturated_tanh(x: f64) -> f64 {
+    x.tanh()
+}
+
+#[differentiate]
+fn near_one(x: f64) -> f64 {
+    x.asin() + x.acos() * 0.5 + x.atanh()
+}
+
+#[differentiate]
+fn near_one_above(x: f64) -> f64 {
+    x.acosh()
+}
+
+#[test]
+fn derivatives_keep_their_digits_near_the_ends_of_the_range() {
+    for x in [2.5, -3.75, 0.3, 6.0] {
+        let (_, d) = saturated_tanh_grad(x);
+        let want = 1.0 / (x.cosh() * x.cosh());
+        assert!(
+            close(d, want, 0.0, 1e-10),
+            "tanh' at {x}: {d:e}, expected {want:e}"
+        );
+    }
+    for x in [1.0 - 1e-12, -1.0 + 3e-13, 0.999_999_9, 0.25] {
+        let (_, d) = near_one_grad(x);
+        // (1 − x)(1 + x) computed as exactly as f64 allows, from 1 − x (exact
+        // here) and 1 + x.
+        let q = (1.0 - x) * (1.0 + x);
+        let want = 1.0 / q.sqrt() - 0.5 / q.sqrt() + 1.0 / q;
+        assert!(
+            close(d, want, 0.0, 1e-12),
+            "at {x}: {d:e}, expected {want:e}"
+        );
+    }
+    for x in [1.0 + 1e-12, 1.5, 3.0] {
+        let (_, d) = near_one_above_grad(x);
+        let want = 1.0 / ((x - 1.0) * (x + 1.0)).sqrt();
+        assert!(
+            close(d, want, 0.0, 1e-12),
+            "acosh' at {x}: {d:e}, expected {want:e}"
+        );
+    }
+}

@@ -232,10 +232,12 @@ impl Prim {
             Sin => vec![times(quote!(#x.cos()))],
             Cos => vec![neg_times(quote!(#x.sin()))],
             Tan => vec![times(quote!((#one + #y * #y)))],
-            Asin => vec![over(quote!((#one - #x * #x).sqrt()))],
+            // `1 − x²` as `(1 − x)(1 + x)`: near |x| = 1 the difference is
+            // exact, where `1 − x·x` would lose the digits that `x·x` rounds.
+            Asin => vec![over(quote!(((#one - #x) * (#one + #x)).sqrt()))],
             Acos => vec![Partial::Over {
                 neg: true,
-                expr: quote!((#one - #x * #x).sqrt()),
+                expr: quote!(((#one - #x) * (#one + #x)).sqrt()),
             }],
             Atan => vec![over(quote!((#one + #x * #x)))],
             Atan2 => {
@@ -245,10 +247,11 @@ impl Prim {
             }
             Sinh => vec![times(quote!(#x.cosh()))],
             Cosh => vec![times(quote!(#x.sinh()))],
-            Tanh => vec![times(quote!((#one - #y * #y)))],
+            // As for `asin`: tanh saturates (|y| → 1) within f64's range.
+            Tanh => vec![times(quote!(((#one - #y) * (#one + #y))))],
             Asinh => vec![over(quote!((#x * #x + #one).sqrt()))],
-            Acosh => vec![over(quote!((#x * #x - #one).sqrt()))],
-            Atanh => vec![over(quote!((#one - #x * #x)))],
+            Acosh => vec![over(quote!(((#x - #one) * (#x + #one)).sqrt()))],
+            Atanh => vec![over(quote!(((#one - #x) * (#one + #x))))],
             Exp => vec![times(y.clone())],
             Exp2 => {
                 let ln_2 = c("LN_2");
