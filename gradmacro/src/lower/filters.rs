@@ -248,6 +248,31 @@ impl VisitMut for Filters<'_> {
     fn visit_expr_macro_mut(&mut self, m: &mut syn::ExprMacro) {
         super::sugar::in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
     }
+    /// The operands of a comparison or of `&&`/`||` are evaluated on values,
+    /// as a condition's are (`let e = (if c { 1.0 } else { sum }) < 0.02;`).
+    fn visit_expr_binary_mut(&mut self, b: &mut syn::ExprBinary) {
+        use syn::BinOp::*;
+        if matches!(
+            b.op,
+            Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_) | And(_) | Or(_)
+        ) {
+            self.condition(&mut b.left);
+            self.condition(&mut b.right);
+        } else {
+            syn::visit_mut::visit_expr_binary_mut(self, b);
+        }
+    }
+    /// An integer cast's operand too (`(if c { 1.0 } else { sum }) as usize`);
+    /// a float cast carries the derivative through.
+    fn visit_expr_cast_mut(&mut self, c: &mut syn::ExprCast) {
+        let to_float = matches!(&*c.ty, syn::Type::Path(p)
+            if p.path.is_ident("f64") || p.path.is_ident("f32"));
+        if to_float {
+            syn::visit_mut::visit_expr_cast_mut(self, c);
+        } else {
+            self.condition(&mut c.expr);
+        }
+    }
     fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
         self.condition(&mut w.cond);
         self.visit_block_mut(&mut w.body);
