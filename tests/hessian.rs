@@ -533,3 +533,31 @@ fn shrunk_programs_2() {
     assert_eq!(g, vec![c, 0.0, 0.0]);
     assert_eq!(h, vec![vec![0.0; 3]; 3]);
 }
+
+/// tanh(a·x) both sides of the point where its rule stops reading the value
+/// (|tanh| = 0.9) and deep in saturation: f' = a sech², f'' = −2a² tanh sech².
+#[differentiate(tangent, hessian)]
+fn scaled_tanh(x: f64, a: f64) -> f64 {
+    (a * x).tanh()
+}
+
+#[test]
+fn tanh_second_derivatives_on_both_sides_of_saturation() {
+    let a = 1.25;
+    for x in [0.2, -0.9, 1.17, 1.19, -2.5, 6.0, 12.0, -13.0] {
+        let z: f64 = a * x;
+        let sech2 = 4.0 / ((z.exp() + (-z).exp()) * (z.exp() + (-z).exp()));
+        let (value, grad, h) = scaled_tanh_hessian(x, a);
+        assert_bits("value", value, scaled_tanh(x, a));
+        assert_close("f'", grad[0], a * sech2, 0.0, 1e-14);
+        assert_close("d/da", grad[1], x * sech2, 0.0, 1e-14);
+        let hxx = -2.0 * a * a * z.tanh() * sech2;
+        assert_close("f''", h[0][0], hxx, 0.0, 1e-13);
+        // d²/dx da = sech² − 2 a x tanh sech²
+        let hxa = sech2 - 2.0 * z * z.tanh() * sech2;
+        assert_close("d²/dx da", h[0][1], hxa, 1e-300, 1e-13);
+        assert_close("d²/da dx", h[1][0], hxa, 1e-300, 1e-13);
+        let (_, t) = scaled_tanh_tangent(x, a, 1.0, 0.0);
+        assert_close("tangent", t, a * sech2, 0.0, 1e-14);
+    }
+}

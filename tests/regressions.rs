@@ -1665,9 +1665,9 @@ fn integer_counters_stepped_back() {
 // ---------------------------------------------------------------------------
 // Derivatives near the ends of their range: `1 − x²` written `(1 − x)(1 + x)`,
 // exact where `1 − x·x` loses the digits `x·x` rounds. For `tanh` the rule
-// reads the value `y` (as JAX and PyTorch do, for speed): where tanh saturates
+// reads the value `y` while |y| < 0.9 only: where tanh saturates
 // (differential-test program 93423: tanh(16) = 1 − 2.5e-14) `y` itself is
-// rounded, and sech² keeps about three digits whatever the formula.
+// rounded, and 1 − y² kept about three digits.
 // ---------------------------------------------------------------------------
 
 #[differentiate]
@@ -1687,11 +1687,12 @@ fn near_one_above(x: f64) -> f64 {
 
 #[test]
 fn derivatives_keep_their_digits_near_the_ends_of_the_range() {
-    for x in [2.5, -3.75, 0.3, 6.0] {
+    for x in [16.0, -17.5, 10.0, 2.5, -3.75, 1.47, 1.48, 0.3, -0.01, 6.0] {
         let (_, d) = saturated_tanh_grad(x);
-        let want = 1.0 / (x.cosh() * x.cosh());
+        // sech² = 4 / (eˣ + e⁻ˣ)², every factor accurate to an ulp or two.
+        let want = 4.0 / ((x.exp() + (-x).exp()) * (x.exp() + (-x).exp()));
         assert!(
-            close(d, want, 0.0, 1e-10),
+            close(d, want, 0.0, 1e-14),
             "tanh' at {x}: {d:e}, expected {want:e}"
         );
     }
@@ -1713,5 +1714,46 @@ fn derivatives_keep_their_digits_near_the_ends_of_the_range() {
             close(d, want, 0.0, 1e-12),
             "acosh' at {x}: {d:e}, expected {want:e}"
         );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A filtered sum inside a branch of an `if` read by a comparison or an
+// integer cast (differential-test program 85376): evaluated on values, as a
+// condition is; it was rewritten into statements the comparison could not hold
+// ("compound assignment inside an expression").
+// ---------------------------------------------------------------------------
+
+/// `x·k` or `x²` as the filtered sum of `w` is small or not, with `k` the
+/// integer part of another: piecewise x·c, derivative c.
+#[differentiate]
+fn filtered_in_a_comparison(x: f64, w: &[f64]) -> f64 {
+    let small = (if x > 10.0 {
+        1.0
+    } else {
+        w.iter().filter(|v| **v > 0.5).map(|v| v * x).sum::<f64>()
+    }) < 2.0;
+    let k = (if x > 10.0 {
+        1.0
+    } else {
+        w.iter().filter(|v| **v > 0.5).sum::<f64>()
+    }) as usize;
+    if small {
+        x * k as f64
+    } else {
+        x * x
+    }
+}
+
+#[test]
+fn filtered_sum_read_on_values_inside_an_expression() {
+    let w = [0.75, 0.25, 1.5, 0.6];
+    // Σ of w over 0.5 = 2.85: k = 2; small while 2.85 x < 2.
+    for (x, want) in [(0.5, 2.0), (-1.25, 2.0), (1.5, 3.0), (3.0, 6.0)] {
+        let (value, (dx, dw)) = filtered_in_a_comparison_grad(x, &w);
+        assert_eq!(value.to_bits(), filtered_in_a_comparison(x, &w).to_bits());
+        assert!(close(dx, want, 0.0, 1e-15), "at {x}: {dx}, expected {want}");
+        assert!(dw.iter().all(|d| *d == 0.0), "at {x}: d/dw = {dw:?}");
+        check_gradient(|p| filtered_in_a_comparison(p[0], &w), &[x], &[dx]).assert_within(1e-6);
     }
 }

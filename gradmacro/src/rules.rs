@@ -247,8 +247,18 @@ impl Prim {
             }
             Sinh => vec![times(quote!(#x.cosh()))],
             Cosh => vec![times(quote!(#x.sinh()))],
-            // As for `asin`: tanh saturates (|y| → 1) within f64's range.
-            Tanh => vec![times(quote!(((#one - #y) * (#one + #y))))],
+            // 1 − y² from the value while |y| < 0.9, where y's rounding costs
+            // at most a few ulps; beyond, where tanh saturates (tanh(16) =
+            // 1 − 2.5e-14) 1 − y would keep only the digits y has left, so
+            // sech² comes from x.
+            Tanh => {
+                let edge = l("0.9");
+                vec![times(quote!((if #y.abs() < #edge {
+                    (#one - #y) * (#one + #y)
+                } else {
+                    #one / (#x.cosh() * #x.cosh())
+                })))]
+            }
             Asinh => vec![over(quote!((#x * #x + #one).sqrt()))],
             Acosh => vec![over(quote!(((#x - #one) * (#x + #one)).sqrt()))],
             Atanh => vec![over(quote!(((#one - #x) * (#one + #x))))],
