@@ -840,12 +840,16 @@ fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<StmtId>) {
             Stmt::If(i) => {
                 unneeded_saves(&i.then, adj, out);
                 unneeded_saves(&i.els, adj, out);
+                let kept = unread_inside(&[&i.then, &i.els], adj, &last, out);
                 last.clear();
+                last.extend(kept);
                 continue;
             }
             Stmt::Loop(l) => {
                 unneeded_saves(&l.body, adj, out);
+                let kept = unread_inside(&[&l.body], adj, &last, out);
                 last.clear();
+                last.extend(kept);
                 continue;
             }
             _ => {}
@@ -865,6 +869,44 @@ fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<StmtId>) {
             last.insert(v, (reads_out, false));
         }
     }
+}
+
+/// A loop or an `if` (its `blocks`) seen as one write of each variable it
+/// writes: where nothing in it reads `v` backwards and, in the enclosing
+/// block, `v` was written before (`last`, as in [`unneeded_saves`]) with
+/// nothing since reading it backwards, what the construct destroys is never
+/// read, and its writes of `v` record nothing: `z = b[j]; for k in .. { z +=
+/// w[k] * x[k]; } a = z.tanh();` records `z` once per `j` (at `z = b[j]`), not
+/// once per `k`. Returns, for the block, the writes that count as one whose
+/// old value is not read.
+fn unread_inside(
+    blocks: &[&Block],
+    adj: &[bool],
+    last: &HashMap<VarId, (bool, bool)>,
+    out: &mut HashSet<StmtId>,
+) -> Vec<(VarId, (bool, bool))> {
+    let (mut writes, mut reads) = (Vec::new(), HashSet::new());
+    blocks.iter().for_each(|b| {
+        walk(b, &mut |s| {
+            let (r, reads_out) = reverse_reads(s, adj);
+            reads.extend(r);
+            if let Some(v) = written(s) {
+                if reads_out {
+                    reads.insert(v);
+                }
+                writes.push((v, write_key(s)));
+            }
+        })
+    });
+    let free = |v: &VarId| !reads.contains(v) && matches!(last.get(v), Some(&(false, false)));
+    let mut kept = Vec::new();
+    for (v, key) in writes {
+        if free(&v) {
+            out.insert(key);
+            kept.push((v, (false, false)));
+        }
+    }
+    kept
 }
 
 /// Every statement, nested ones included, in program order.

@@ -110,3 +110,18 @@ fn counters_reset_in_a_loop_record_only_the_reset() {
     assert!(got.contains("at -= 1;"), "{got}");
     assert!(got.contains("at = tape_at.pop().unwrap();"), "{got}");
 }
+
+/// A value summed up in an inner loop and read backwards only after it
+/// (`z.tanh()` reads `z`) is recorded once, where the outer loop overwrites
+/// it, not at every increment.
+#[test]
+fn sums_read_after_their_loop_record_once_per_outer_iteration() {
+    let got = expand(
+        "wrt(w)",
+        "fn f(w: &[f64], x: &[f64], n: usize) -> f64 { let mut l = 0.0; for j in 0..n { let mut z = 0.5; for k in 0..x.len() { z += w[j * x.len() + k] * x[k]; } l += z.tanh(); } l }",
+    );
+    let core = &got[got.find("fn __f_core(").unwrap()..];
+    let core = &core[..core.find("fn __f_core_all(").unwrap_or(core.len())];
+    assert_eq!(core.matches("tape_z.push").count(), 1, "{core}");
+    assert_eq!(core.matches("tape_z.pop").count(), 1, "{core}");
+}
