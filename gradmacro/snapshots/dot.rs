@@ -74,8 +74,6 @@ fn __dot_core(
     for k in 0..w.len().min(x.len()) {
         let t1 = w[k] * x[k];
         s += t1;
-    }
-    for k in (0..w.len().min(x.len())).rev() {
         let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
     }
@@ -111,8 +109,6 @@ fn __dot_core_all(
     for k in 0..w.len().min(x.len()) {
         let t1 = w[k] * x[k];
         s += t1;
-    }
-    for k in (0..w.len().min(x.len())).rev() {
         let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
         d_x[k] += d_t1 * w[k];

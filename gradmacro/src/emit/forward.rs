@@ -364,7 +364,10 @@ impl Emitter<'_> {
         self.with_exit_flag(l.site, frames, |e, frames| {
             frames.push(Frame::Loop(l.site));
             e.pushed.push(Vec::new());
-            let body = e.fwd_block(&l.body, frames);
+            let mut body = e.fwd_block(&l.body, frames);
+            if e.fused == Some(l.id) {
+                body.extend(e.fused_body.take());
+            }
             let tapes = e.pushed.pop().unwrap_or_default();
             frames.pop();
             // A range's length is known before it runs: room for every push.

@@ -3,6 +3,7 @@
 //! this file the generated functions around them.
 
 mod forward;
+mod fuse;
 mod records;
 mod reverse;
 mod tangent;
@@ -57,6 +58,13 @@ pub struct Emitter<'a> {
     /// the reverse sweep and refilled with zeros on each iteration, so that
     /// the loop allocates nothing for them.
     pub reused_adjoints: Vec<TokenStream>,
+    /// The loop whose reverse runs inside it (see `fuse.rs`), and that
+    /// reverse once emitted, for the forward sweep to place.
+    pub fused: Option<StmtId>,
+    pub fused_body: Option<TokenStream>,
+    /// The next block reversed is the fused loop's body, where the forward
+    /// sweep's values are still in scope: none is computed again.
+    pub in_scope: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -83,6 +91,9 @@ impl<'a> Emitter<'a> {
             dot_program: false,
             lanes: None,
             reused_adjoints: Vec::new(),
+            fused: None,
+            fused_body: None,
+            in_scope: false,
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.
@@ -550,6 +561,7 @@ impl Emitter<'_> {
                 self.adjoints.insert(v, local);
             }
         }
+        self.fused = fuse::fused_loop(self.f, self.a, &self.buffers);
         // Reverse first: it decides what the forward sweep must record.
         let reverse = self.reverse_function();
         let forward = self.forward_function();

@@ -29,6 +29,7 @@ impl Emitter<'_> {
     /// statements backwards; statements after one that may leave the block run
     /// only if it did not.
     fn rev_block(&mut self, b: &Block) -> Vec<TokenStream> {
+        let in_scope = std::mem::take(&mut self.in_scope);
         let mut out: Vec<TokenStream> = Vec::new();
         for s in b.stmts.iter().rev() {
             if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
@@ -78,7 +79,7 @@ impl Emitter<'_> {
         // Values computed again rather than recorded, in forward order; a
         // passive one (an index) only where this block's reverse reads it.
         let mut prologue: Vec<(Option<Ident>, TokenStream)> = Vec::new();
-        for s in &b.stmts {
+        for s in b.stmts.iter().filter(|_| !in_scope) {
             if let Stmt::Assign(pa) = s {
                 if self.a.recomputed[pa.dst.0] {
                     let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
@@ -198,6 +199,12 @@ impl Emitter<'_> {
                 } else {
                     vec![quote!(if #test { #(#then)* } else { #(#els)* })]
                 }
+            }
+            Stmt::Loop(l) if self.fused == Some(l.id) => {
+                self.in_scope = true;
+                let body = self.rev_block(&l.body);
+                self.fused_body = Some(quote!(#(#body)*));
+                vec![]
             }
             Stmt::Loop(l) => {
                 let mut body = self.rev_block(&l.body);

@@ -1,0 +1,267 @@
+//! Functions returning what their last loop sums (`s += term`), whose
+//! gradient runs each term's reverse inside the loop, right after the term
+//! (one pass over the data, as a hand-written gradient does), next to
+//! shapes that must keep two passes. Each is checked against its derivative
+//! by hand, central differences, `f_adjoint` and `f_adjoint_acc` (which adds
+//! into what its buffers hold), at several random points; values bit for bit.
+
+mod support;
+
+use gradmacro::differentiate;
+use support::rng::Rng;
+use support::{assert_all_close, assert_bits, check_slice_fn, D_OUT};
+
+/// Σ_i x_i w + (x_i > 0.5 ? sin(x_i w) : −(x_i w)²), the branch evaluated
+/// again on parameters: d/dx_i = w + (cos(x_i w) w | −2 x_i w²), d/dw likewise.
+#[differentiate]
+fn branchy(x: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let t = x[i] * w;
+        s += t;
+        if x[i] > 0.5 {
+            s += t.sin();
+        } else {
+            s -= t * t;
+        }
+    }
+    s
+}
+
+fn branchy_by_hand(x: &[f64], w: f64) -> (Vec<f64>, f64) {
+    let (mut dx, mut dw) = (vec![0.0; x.len()], 0.0);
+    for (i, &xi) in x.iter().enumerate() {
+        let t = xi * w;
+        let dt = if xi > 0.5 {
+            1.0 + t.cos()
+        } else {
+            1.0 - 2.0 * t
+        };
+        dx[i] = dt * w;
+        dw += dt * xi;
+    }
+    (dx, dw)
+}
+
+#[test]
+fn a_branch_inside_the_sum() {
+    let mut rng = Rng::new(71);
+    for n in [1, 4, 9] {
+        for _ in 0..4 {
+            let x = rng.vec(n, -1.0, 2.0);
+            let w = rng.uniform(-1.5, 1.5);
+            // Away from the kink at 0.5.
+            if x.iter().any(|v| (v - 0.5).abs() < 1e-3) {
+                continue;
+            }
+            let (value, (dx, dw)) = branchy_grad(&x, w);
+            assert_bits("value", value, branchy(&x, w));
+            let (hx, hw) = branchy_by_hand(&x, w);
+            assert_all_close("d/dx", &dx, &hx, 1e-12, 1e-12);
+            assert_all_close("d/dw", &[dw], &[hw], 1e-12, 1e-12);
+            let (ax, aw) = branchy_adjoint(&x, w, D_OUT);
+            let scaled: Vec<f64> = hx.iter().map(|v| v * D_OUT).collect();
+            assert_all_close("adjoint x", &ax, &scaled, 1e-12, 1e-12);
+            assert_all_close("adjoint w", &[aw], &[hw * D_OUT], 1e-12, 1e-12);
+            let (mut bx, mut bw) = (vec![1.0; n], 0.25);
+            branchy_adjoint_acc(&x, w, D_OUT, &mut bx, &mut bw);
+            let acc: Vec<f64> = scaled.iter().map(|v| v + 1.0).collect();
+            assert_all_close("acc x", &bx, &acc, 1e-12, 1e-12);
+            assert_all_close("acc w", &[bw], &[hw * D_OUT + 0.25], 1e-12, 1e-12);
+            let fd = gradmacro_runtime::central_difference(
+                |p| branchy(&p[..n], p[n]),
+                &[&x[..], &[w]].concat(),
+            );
+            assert_all_close(
+                "finite differences",
+                &[&dx[..], &[dw]].concat(),
+                &fd,
+                1e-6,
+                1e-6,
+            );
+        }
+    }
+}
+
+/// xᵀ A x over a constant matrix, by a nested loop: d/dx = (A + Aᵀ) x.
+#[differentiate(wrt(x))]
+fn quadratic(x: &[f64], a: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        for j in 0..n {
+            s += x[i] * a[i * n + j] * x[j];
+        }
+    }
+    s
+}
+
+/// Each term reads a sum over all of `x` and an index made from the
+/// counter: s = Σ_i x_i Σx + x_i x_{(i+1) mod n}, every `x` a parameter.
+#[differentiate]
+fn coupled(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let k = (i + 1) % x.len();
+        let total = x.iter().sum::<f64>();
+        s += x[i] * total + x[i] * x[k];
+    }
+    s
+}
+
+#[test]
+fn nested_loops_reductions_and_indices() {
+    let mut rng = Rng::new(72);
+    for n in [2, 3, 6] {
+        let a = rng.vec(n * n, -1.0, 1.0);
+        for _ in 0..3 {
+            let x = rng.vec(n, -2.0, 2.0);
+            let mut want = vec![0.0; n];
+            for i in 0..n {
+                for j in 0..n {
+                    want[i] += (a[i * n + j] + a[j * n + i]) * x[j];
+                }
+            }
+            check_slice_fn(
+                "quadratic",
+                &x,
+                &|p| quadratic(p, &a),
+                &|p| quadratic_grad(p, &a),
+                &|p, d| quadratic_adjoint(p, &a, d),
+                &want,
+                D_OUT,
+            );
+            // d/dx_j = 2 Σx + x_{j+1} + x_{j−1} (indices mod n).
+            let total: f64 = x.iter().sum();
+            let want: Vec<f64> = (0..n)
+                .map(|j| 2.0 * total + x[(j + 1) % n] + x[(j + n - 1) % n])
+                .collect();
+            check_slice_fn(
+                "coupled",
+                &x,
+                &|p| coupled(p),
+                &|p| coupled_grad(p),
+                &|p, d| coupled_adjoint(p, d),
+                &want,
+                D_OUT,
+            );
+        }
+    }
+}
+
+/// Not one pass: the sum is scaled in the loop (`s *= r`), so its adjoint
+/// changes from one iteration to the next. s_n = Σ_i x_i r^{n−1−i}.
+#[differentiate(wrt(x))]
+fn discounted(x: &[f64], r: f64) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        s *= r;
+        s += xi;
+    }
+    s
+}
+
+/// Not one pass: what the loop sums is read after it.
+#[differentiate]
+fn sum_then_log(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        s += xi * xi;
+    }
+    s.ln()
+}
+
+/// Not one pass: each term reads the running sum.
+#[differentiate]
+fn running(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        let t = s * 0.5;
+        s += t * xi;
+        s += xi;
+    }
+    s
+}
+
+#[test]
+fn sums_whose_adjoint_changes_keep_two_passes() {
+    let mut rng = Rng::new(73);
+    for n in [1, 3, 7] {
+        let x = rng.vec(n, 0.2, 1.5);
+        let r: f64 = 0.75;
+        let want: Vec<f64> = (0..n).map(|i| r.powi((n - 1 - i) as i32)).collect();
+        check_slice_fn(
+            "discounted",
+            &x,
+            &|p| discounted(p, r),
+            &|p| discounted_grad(p, r),
+            &|p, d| discounted_adjoint(p, r, d),
+            &want,
+            D_OUT,
+        );
+        let total: f64 = x.iter().map(|v| v * v).sum();
+        let want: Vec<f64> = x.iter().map(|v| 2.0 * v / total).collect();
+        check_slice_fn(
+            "sum_then_log",
+            &x,
+            &|p| sum_then_log(p),
+            &|p| sum_then_log_grad(p),
+            &|p, d| sum_then_log_adjoint(p, d),
+            &want,
+            D_OUT,
+        );
+        // s_{k+1} = s_k (1 + x_k / 2) + x_k: by forward accumulation of
+        // ∂s/∂x_j, which enters at step j and is scaled by every later step.
+        let mut want = vec![0.0; n];
+        for j in 0..n {
+            let mut s = 0.0;
+            let mut ds = 0.0;
+            for (k, &xk) in x.iter().enumerate() {
+                let dxk = if k == j { 1.0 } else { 0.0 };
+                ds = ds * (1.0 + 0.5 * xk) + s * 0.5 * dxk + dxk;
+                s = s * (1.0 + 0.5 * xk) + xk;
+            }
+            want[j] = ds;
+        }
+        check_slice_fn(
+            "running",
+            &x,
+            &|p| running(p),
+            &|p| running_grad(p),
+            &|p, d| running_adjoint(p, d),
+            &want,
+            D_OUT,
+        );
+    }
+}
+
+/// In `f32`: Σ (1 − x_i)² + (x_{i+1} − x_i²)², d/dx by hand.
+#[differentiate]
+fn valley(x: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        s += (1.0 - x[i]).powi(2) + (x[i + 1] - x[i] * x[i]).powi(2);
+    }
+    s
+}
+
+#[test]
+fn f32_sums() {
+    let x = [0.5f32, -1.25, 2.0, 0.75];
+    let (value, g) = valley_grad(&x);
+    assert_eq!(value.to_bits(), valley(&x).to_bits());
+    let mut want = [0.0f32; 4];
+    for i in 0..3 {
+        let b = x[i + 1] - x[i] * x[i];
+        want[i] += -2.0 * (1.0 - x[i]) - 4.0 * x[i] * b;
+        want[i + 1] += 2.0 * b;
+    }
+    for i in 0..4 {
+        assert!(
+            (g[i] - want[i]).abs() <= 1e-5 * want[i].abs().max(1.0),
+            "valley: d/dx_{i} = {}, expected {}",
+            g[i],
+            want[i]
+        );
+    }
+}
