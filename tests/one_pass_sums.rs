@@ -5,6 +5,9 @@
 //! by hand, central differences, `f_adjoint` and `f_adjoint_acc` (which adds
 //! into what its buffers hold), at several random points; values bit for bit.
 
+// Index loops are how the functions under test are written.
+#![allow(clippy::needless_range_loop)]
+
 mod support;
 
 use gradmacro::differentiate;
