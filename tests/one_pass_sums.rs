@@ -268,3 +268,85 @@ fn f32_sums() {
         );
     }
 }
+
+/// Mean squared error, the mean taken after the loop: d/dx_i = 2 e_i / n,
+/// d/dy_i = −2 e_i / n.
+#[differentiate]
+fn mse(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let e = x[i] - y[i];
+        s += e * e;
+    }
+    s / n
+}
+
+/// The count taken after the loop (the reverse of `/ n` reads it, so the
+/// loop keeps two passes), and a shift by a parameter: 0.5 Σ sin x_i / n + w.
+#[differentiate]
+fn late_count(x: &[f64], w: f64) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        s += xi.sin();
+    }
+    let n = x.len() as f64;
+    0.5 * s / n + w
+}
+
+/// Scaled by a parameter (whose derivative reads the sum: two passes):
+/// c Σ x_i³, d/dx_i = 3 c x_i², d/dc = Σ x_i³.
+#[differentiate]
+fn scaled(x: &[f64], c: f64) -> f64 {
+    let mut s = 0.0;
+    for xi in x.iter() {
+        s += xi * xi * xi;
+    }
+    c * s
+}
+
+#[test]
+fn statements_after_the_sum() {
+    let mut rng = Rng::new(74);
+    for n in [1, 2, 5] {
+        for _ in 0..3 {
+            let x = rng.vec(n, -2.0, 2.0);
+            let y = rng.vec(n, -1.0, 1.0);
+            let (value, (dx, dy)) = mse_grad(&x, &y);
+            assert_bits("mse", value, mse(&x, &y));
+            let e: Vec<f64> = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| 2.0 * (a - b) / n as f64)
+                .collect();
+            assert_all_close("mse d/dx", &dx, &e, 1e-12, 1e-12);
+            let neg: Vec<f64> = e.iter().map(|v| -v).collect();
+            assert_all_close("mse d/dy", &dy, &neg, 1e-12, 1e-12);
+            let (ax, ay) = mse_adjoint(&x, &y, D_OUT);
+            let scaled_e: Vec<f64> = e.iter().map(|v| v * D_OUT).collect();
+            assert_all_close("mse adjoint x", &ax, &scaled_e, 1e-12, 1e-12);
+            let scaled_neg: Vec<f64> = neg.iter().map(|v| v * D_OUT).collect();
+            assert_all_close("mse adjoint y", &ay, &scaled_neg, 1e-12, 1e-12);
+
+            let w = rng.uniform(-1.0, 1.0);
+            let (value, (dx, dw)) = late_count_grad(&x, w);
+            assert_bits("late_count", value, late_count(&x, w));
+            let want: Vec<f64> = x.iter().map(|v| 0.5 * v.cos() / n as f64).collect();
+            assert_all_close("late_count d/dx", &dx, &want, 1e-12, 1e-12);
+            assert_all_close("late_count d/dw", &[dw], &[1.0], 0.0, 0.0);
+
+            let c = rng.uniform(-1.5, 1.5);
+            let (value, (dx, dc)) = scaled_grad(&x, c);
+            assert_bits("scaled", value, scaled(&x, c));
+            let want: Vec<f64> = x.iter().map(|v| 3.0 * c * v * v).collect();
+            assert_all_close("scaled d/dx", &dx, &want, 1e-12, 1e-12);
+            let cubes: f64 = x.iter().map(|v| v * v * v).sum();
+            assert_all_close("scaled d/dc", &[dc], &[cubes], 1e-12, 1e-12);
+            let (mut bx, mut bc) = (vec![0.5; n], -1.0);
+            scaled_adjoint_acc(&x, c, D_OUT, &mut bx, &mut bc);
+            let acc: Vec<f64> = want.iter().map(|v| v * D_OUT + 0.5).collect();
+            assert_all_close("scaled acc x", &bx, &acc, 1e-12, 1e-12);
+            assert_all_close("scaled acc c", &[bc], &[cubes * D_OUT - 1.0], 1e-12, 1e-12);
+        }
+    }
+}

@@ -365,8 +365,10 @@ impl Emitter<'_> {
             frames.push(Frame::Loop(l.site));
             e.pushed.push(Vec::new());
             let mut body = e.fwd_block(&l.body, frames);
+            let mut prelude = quote!();
             if e.fused == Some(l.id) {
                 body.extend(e.fused_body.take());
+                prelude.extend(e.fused_prelude.take());
             }
             let tapes = e.pushed.pop().unwrap_or_default();
             frames.pop();
@@ -447,9 +449,9 @@ impl Emitter<'_> {
                 LoopKind::Infinite => quote!(loop),
             };
             if body.is_empty() && slot.is_none() && !matches!(l.kind, LoopKind::Infinite) {
-                return quote!();
+                return prelude;
             }
-            quote!(#reserve #before #header { #tick #body } #after)
+            quote!(#prelude #reserve #before #header { #tick #body } #after)
         })
     }
 

@@ -14,30 +14,56 @@ use crate::ir::*;
 use crate::rules::Prim;
 use std::collections::HashSet;
 
-/// The function's last statement, a `for` loop, if its reverse can run
-/// inside it: the function returns what the loop sums (`s += ..`, `s -=
-/// ..`, nothing else writing or reading `s` in it), and every iteration
-/// records nothing (values computed again, conditions evaluated again,
-/// ranges run again), leaves by no `break`, `continue` or `return`, calls
-/// nothing, writes no array, and adds only into the adjoints of what it
-/// declares itself and into `direct`, the caller's gradient slots.
+/// The function's last loop, a `for` loop, if its reverse can run inside
+/// it: it sums one value `s` (`s += ..`, `s -= ..`, nothing else writing or
+/// reading `s` in it), which the function returns or which the statements
+/// after the loop turn into the value by steps whose reverses read nothing
+/// the loop or they compute (`a * n + s`, `s / n`: `d_s` is known before
+/// the loop); every iteration records nothing (values computed again,
+/// conditions evaluated again, ranges run again), leaves by no `break`,
+/// `continue` or `return`, calls nothing, writes no array, and adds only into
+/// the adjoints of what it declares itself and into `direct`, the caller's
+/// gradient slots.
 pub fn fused_loop(f: &Func, a: &Analysis, direct: &HashSet<VarId>) -> Option<StmtId> {
-    let Some(Stmt::Loop(l)) = f.body.stmts.last() else {
+    let at = f
+        .body
+        .stmts
+        .iter()
+        .rposition(|s| matches!(s, Stmt::Loop(_)))?;
+    let Stmt::Loop(l) = &f.body.stmts[at] else {
         return None;
     };
-    let out = f.output;
-    let declared_at_top = f.var(out).decl.loop_depth == 0;
-    if f.has_return || !a.adj[out.0] || !declared_at_top || f.params.iter().any(|p| p.id == out) {
+    if f.has_return {
         return None;
     }
-    let check = Check { f, a, direct };
-    (check.loop_ok(l) && check.block(&l.body) && check.sums(&l.body)).then_some(l.id)
+    let mut sums = Vec::new();
+    crate::analysis::walk(&l.body, &mut |s| {
+        if let Stmt::Step(st) = s {
+            if f.var(st.dst).decl.loop_depth == 0 && !sums.contains(&st.dst) {
+                sums.push(st.dst);
+            }
+        }
+    });
+    let [sum] = sums[..] else { return None };
+    let top = f.var(sum).decl.loop_depth == 0 && !f.params.iter().any(|p| p.id == sum);
+    if !top || !a.adj[sum.0] {
+        return None;
+    }
+    let check = Check { f, a, direct, sum };
+    let after = &f.body.stmts[at + 1..];
+    let tail_ok = if after.is_empty() {
+        sum == f.output
+    } else {
+        check.after(after)
+    };
+    (tail_ok && check.loop_ok(l) && check.block(&l.body) && check.sums(&l.body)).then_some(l.id)
 }
 
 struct Check<'a> {
     f: &'a Func,
     a: &'a Analysis,
     direct: &'a HashSet<VarId>,
+    sum: VarId,
 }
 
 impl Check<'_> {
@@ -70,11 +96,11 @@ impl Check<'_> {
         let (f, a) = (self.f, self.a);
         match s {
             Stmt::Step(st) => {
-                let sum = st.dst == f.output;
+                let sum = st.dst == self.sum;
                 (sum || self.inner(st.dst))
                     && !a.saves_at(f, st.dst, st.write, st.id)
                     && st.args.iter().enumerate().all(|(i, arg)| {
-                        let reads_sum = arg.var() == Some(f.output);
+                        let reads_sum = arg.var() == Some(self.sum);
                         match arg.var() {
                             _ if reads_sum => sum && i == 0,
                             Some(v) if a.adj[v.0] => self.inner(v) || self.direct.contains(&v),
@@ -100,17 +126,58 @@ impl Check<'_> {
     }
 
     /// Every write of the sum is `s = s + e` or `s = s - e`: its adjoint
-    /// stays `d_out`.
+    /// stays what it was before the loop.
     fn sums(&self, b: &Block) -> bool {
         let mut ok = true;
         crate::analysis::walk(b, &mut |s| {
             if let Stmt::Step(st) = s {
-                if st.dst == self.f.output {
+                if st.dst == self.sum {
                     ok &= matches!(st.prim, Prim::Add | Prim::Sub)
-                        && matches!(st.args.first(), Some(Operand::Var(v)) if *v == self.f.output);
+                        && matches!(st.args.first(), Some(Operand::Var(v)) if *v == self.sum);
                 }
             }
         });
         ok
+    }
+
+    /// The statements after the loop, whose reverses run before it: steps
+    /// (and passive statements) whose partials read only constants and
+    /// values that neither the loop nor they compute, and whose adjoints go
+    /// to top-level values or gradient slots.
+    fn after(&self, stmts: &[Stmt]) -> bool {
+        let (f, a) = (self.f, self.a);
+        let mut late = vec![self.sum];
+        for s in stmts {
+            match s {
+                Stmt::Assign(pa) => late.push(pa.dst),
+                Stmt::Declare(v) => late.push(*v),
+                Stmt::Verbatim(..) => {}
+                Stmt::Step(st) => {
+                    if f.var(st.dst).decl.loop_depth != 0 || a.saves_at(f, st.dst, st.write, st.id)
+                    {
+                        return false;
+                    }
+                    let early =
+                        |r: &[VarId]| r.iter().all(|v| !late.contains(v) && !a.recomputed[v.0]);
+                    for (arg, pu) in st.args.iter().zip(crate::analysis::partial_uses(st.prim)) {
+                        let Some(v) = arg.var().filter(|v| pu.nonzero && a.adj[v.0]) else {
+                            continue;
+                        };
+                        let param = f.params.iter().any(|p| p.id == v);
+                        let read = pu.args.iter().all(|&j| early(&st.args[j].reads()));
+                        let index = match arg {
+                            Operand::Elem(_, i) => early(&i.reads),
+                            _ => true,
+                        };
+                        if pu.out || !read || !index || (param && !self.direct.contains(&v)) {
+                            return false;
+                        }
+                    }
+                    late.push(st.dst);
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 }

@@ -62,6 +62,10 @@ pub struct Emitter<'a> {
     /// reverse once emitted, for the forward sweep to place.
     pub fused: Option<StmtId>,
     pub fused_body: Option<TokenStream>,
+    /// What runs before the fused loop: the top level's adjoints declared,
+    /// and the reverses of the statements after the loop, which give the
+    /// sum's adjoint.
+    pub fused_prelude: Option<TokenStream>,
     /// The next block reversed is the fused loop's body, where the forward
     /// sweep's values are still in scope: none is computed again.
     pub in_scope: bool,
@@ -93,6 +97,7 @@ impl<'a> Emitter<'a> {
             reused_adjoints: Vec::new(),
             fused: None,
             fused_body: None,
+            fused_prelude: None,
             in_scope: false,
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s

@@ -31,11 +31,15 @@ impl Emitter<'_> {
     fn rev_block(&mut self, b: &Block) -> Vec<TokenStream> {
         let in_scope = std::mem::take(&mut self.in_scope);
         let mut out: Vec<TokenStream> = Vec::new();
+        let mut fused_at = None;
         for s in b.stmts.iter().rev() {
             if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
                 let ctx = stmt_ctx(s);
                 let test = self.exit_test(site, ctx);
                 out = vec![quote!(if !#test { #(#out)* })];
+            }
+            if matches!(s, Stmt::Loop(l) if self.fused == Some(l.id)) {
+                fused_at = Some(out.len());
             }
             out.extend(self.rev_stmt(s));
         }
@@ -107,6 +111,13 @@ impl Emitter<'_> {
             if passive.as_ref().is_none_or(read) {
                 kept.push(tokens);
             }
+        }
+        if let Some(at) = fused_at {
+            // The adjoints declared and the statements after the loop
+            // reversed before the loop, which reads the sum's adjoint.
+            let after: Vec<TokenStream> = out.drain(..at).collect();
+            self.fused_prelude = Some(quote!(#(#decls)* #(#after)*));
+            decls.clear();
         }
         decls.extend(kept.into_iter().rev());
         decls.extend(out);
