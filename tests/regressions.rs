@@ -1757,3 +1757,64 @@ fn filtered_sum_read_on_values_inside_an_expression() {
         check_gradient(|p| filtered_in_a_comparison(p[0], &w), &[x], &[dx]).assert_within(1e-6);
     }
 }
+
+// ---------------------------------------------------------------------------
+// `chunks`, `windows`, `skip`, `step_by`, `take` and `zip` over views whose
+// length the macro knows as a number (`&w[4..][..1]`, `&vb[2..][..2]`): the
+// counts were written `4.div_ceil(3)`, `(2 + 1).saturating_sub(2)`, which
+// do not compile (E0689, ambiguous integer; differential-test program 201013).
+// ---------------------------------------------------------------------------
+
+/// One chunk, [w₄]: 0.75 w₄ x.
+#[differentiate]
+fn chunk_of_a_fixed_view(x: f64, w: &[f64]) -> f64 {
+    let row = &w[4..][..1];
+    let mut s = 0.0;
+    for c in row.chunks(3) {
+        s += c[0] * x * 0.75;
+    }
+    s
+}
+
+/// (1.5 − w₀) x + w₀² + 1.5 w₁ + x (w₁ + 3 w₃) + x (w₁ + w₂).
+#[differentiate]
+fn adaptors_on_fixed_views(x: f64, w: &[f64]) -> f64 {
+    let vb = vec![x, x * 2.0, w[0], 1.5];
+    let row = &vb[2..][..2];
+    let mut s = 0.0;
+    for c in row.windows(2) {
+        s += (c[1] - c[0]) * x;
+    }
+    for (a, b) in row.iter().zip(w[..3].iter()) {
+        s += a * b;
+    }
+    for (i, a) in w[..4].iter().enumerate().skip(1).step_by(2) {
+        s += a * x * i as f64;
+    }
+    for a in w[1..3].iter().take(5) {
+        s += a * x;
+    }
+    s
+}
+
+#[test]
+fn adaptors_over_views_of_known_length() {
+    let w = [0.4, -1.25, 2.0, 0.75, 1.5];
+    for x in [0.5, -2.0, 1.75] {
+        let (value, (dx, dw)) = chunk_of_a_fixed_view_grad(x, &w);
+        assert_eq!(value.to_bits(), chunk_of_a_fixed_view(x, &w).to_bits());
+        assert!(close(dx, 0.75 * w[4], 0.0, 1e-15), "{dx}");
+        assert_eq!(dw, vec![0.0, 0.0, 0.0, 0.0, 0.75 * x]);
+        let (value, (dx, dw)) = adaptors_on_fixed_views_grad(x, &w);
+        assert_eq!(value.to_bits(), adaptors_on_fixed_views(x, &w).to_bits());
+        let want_x = 1.5 - w[0] + 2.0 * w[1] + 3.0 * w[3] + w[2];
+        assert!(close(dx, want_x, 1e-14, 1e-14), "{dx} vs {want_x}");
+        let want_w = [2.0 * w[0] - x, 1.5 + 2.0 * x, x, 3.0 * x, 0.0];
+        for (g, h) in dw.iter().zip(want_w) {
+            assert!(close(*g, h, 1e-14, 1e-14), "{dw:?} vs {want_w:?}");
+        }
+        let p: Vec<f64> = std::iter::once(x).chain(w).collect();
+        let g: Vec<f64> = std::iter::once(dx).chain(dw).collect();
+        check_gradient(|p| adaptors_on_fixed_views(p[0], &p[1..]), &p, &g).assert_within(1e-6);
+    }
+}

@@ -337,18 +337,20 @@ impl Lowerer<'_> {
                         match method.as_str() {
                             "skip" => {
                                 c.item.at(pos, &syn::parse_quote!((#p + #arg)));
-                                c.len = c.len.map(|n| syn::parse_quote!(#n.saturating_sub(#arg)));
+                                c.len = c
+                                    .len
+                                    .map(|n| syn::parse_quote!(usize::saturating_sub(#n, #arg)));
                             }
                             "take" => {
                                 c.len = Some(match c.len {
-                                    Some(n) => syn::parse_quote!(#n.min(#arg)),
+                                    Some(n) => syn::parse_quote!(usize::min(#n, #arg)),
                                     None => syn::parse_quote!((#arg)),
                                 });
                             }
                             _ => {
                                 let n = c.len.clone()?;
                                 c.item.at(pos, &syn::parse_quote!((#p * #arg)));
-                                c.len = Some(syn::parse_quote!(#n.div_ceil(#arg)));
+                                c.len = Some(syn::parse_quote!(usize::div_ceil(#n, #arg)));
                             }
                         }
                         Some(c)
@@ -357,7 +359,7 @@ impl Lowerer<'_> {
                         let a = self.chain(recv, pos)?;
                         let b = self.chain(&m.args[0], pos)?;
                         let len = match (a.len, b.len) {
-                            (Some(x), Some(y)) => Some(syn::parse_quote!(#x.min(#y))),
+                            (Some(x), Some(y)) => Some(syn::parse_quote!(usize::min(#x, #y))),
                             (x, y) => x.or(y),
                         };
                         Some(Chain {

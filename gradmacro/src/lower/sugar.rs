@@ -500,9 +500,9 @@ fn chunked(e: &Expr, n: usize) -> Option<Expr> {
         let j = format_ident!("__gm_c{}", n);
         let (count, lo, hi): (Expr, Expr, Expr) = match m.method.to_string().as_str() {
             "chunks" => (
-                syn::parse_quote!(#x.len().div_ceil(#k)),
+                syn::parse_quote!(usize::div_ceil(#x.len(), #k)),
                 syn::parse_quote!(#j * #k),
-                syn::parse_quote!((#j * #k + #k).min(#x.len())),
+                syn::parse_quote!(usize::min(#j * #k + #k, #x.len())),
             ),
             "chunks_exact" => (
                 syn::parse_quote!(#x.len() / #k),
@@ -510,7 +510,7 @@ fn chunked(e: &Expr, n: usize) -> Option<Expr> {
                 syn::parse_quote!(#j * #k + #k),
             ),
             "windows" => (
-                syn::parse_quote!((#x.len() + 1).saturating_sub(#k)),
+                syn::parse_quote!(usize::saturating_sub(#x.len() + 1, #k)),
                 syn::parse_quote!(#j),
                 syn::parse_quote!(#j + #k),
             ),
