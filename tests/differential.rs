@@ -127,11 +127,14 @@
 //! top level before the value, which then adds or subtracts the float it
 //! declares (`let vw = ..;`): views of
 //! array parameters and local arrays (`&w[a..b]`, `&w[a..]`, `&w[..b]`,
-//! `w.split_at(k)`, and `&w[vk0..]` whose bound `vk0` a later loop binds
-//! again) read by index, length, sum, `for` and closures and passed to a
-//! helper; mutable views of local buffers (`&mut vb0[a..b]`,
-//! `split_at_mut(k)`) written through and lent to helpers writing or only
-//! reading them, the buffer read afterwards; a helper with several outputs
+//! `w.split_at(k)`, `&w[a..][..p]`, and `&w[vk0..]` whose bound `vk0` a
+//! later loop binds again) read by index, length, sum, `for` and closures,
+//! walked by `chunks(k)`, `chunks_exact(k)`, `windows(2)` and zipped with an
+//! array parameter or another view, and passed to a helper; mutable views
+//! of local buffers (`&mut vb0[a..b]`, `&mut vb0[a..][..p]`,
+//! `split_at_mut(k)`) written through (by index, `iter_mut()` and
+//! `iter_mut().enumerate()`) and lent to helpers writing or only reading
+//! them, the buffer read afterwards; a helper with several outputs
 //! (`a: &mut [f64], b: &mut [f64], e: &mut f64`) called with whole buffers,
 //! ranges, the halves of a split, a local float and an element
 //! (`&mut vq0[1]`); fixed-size views as `&[f64; N]` arguments

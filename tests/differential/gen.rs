@@ -163,6 +163,9 @@ pub struct Gen {
     /// Every draw about views and helpers with several outputs
     /// (`views.rs`), apart from the others.
     view_side: Rng,
+    /// The draws of the forms of views added later, apart from
+    /// `view_side`.
+    view_more: Rng,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -197,6 +200,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         filt_on: false,
         by_side: Rng::new(seed ^ 0x4d61_7842_795f_6f6e),
         view_side: Rng::new(seed ^ 0x5669_6577_735f_6f66),
+        view_more: Rng::new(seed ^ 0x5265_736c_6963_6573),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -285,7 +289,7 @@ impl Gen {
         std::mem::swap(&mut self.rng, &mut self.out_side);
         self.out_buffer_calls(&mut p);
         std::mem::swap(&mut self.rng, &mut self.out_side);
-        super::views::splice(&mut self.view_side, &mut p);
+        super::views::splice(&mut self.view_side, &mut self.view_more, &mut p);
         p
     }
 

@@ -13,10 +13,59 @@ pub struct Inputs {
 
 struct Draw<'a> {
     rng: &'a mut Rng,
+    /// The draws of the forms added later (views of views, `chunks`,
+    /// `windows`, `zip`, `iter_mut`), apart from `rng`, so that a program
+    /// without them is the one its seed gave before they existed.
+    more: &'a mut Rng,
     inputs: &'a Inputs,
 }
 
 impl Draw<'_> {
+    /// `f` drawing from `more` instead of `rng`.
+    fn later<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.more);
+        let out = f(self);
+        std::mem::swap(&mut self.rng, &mut self.more);
+        out
+    }
+
+    /// Now and then `shape` made again as a view of a view.
+    fn reslice(&mut self, len: usize, shape: Shape) -> Shape {
+        if matches!(shape, Shape::Split(_)) || !self.rng.chance(0.3) {
+            return shape;
+        }
+        let lo = self.rng.below(len);
+        Shape::Reslice(lo, self.rng.range(1, (len - lo) as i64) as usize)
+    }
+
+    /// A read by `chunks`, `chunks_exact`, `windows` or `zip`.
+    fn later_use(&mut self, lens: &[usize]) -> Use {
+        let view = self.rng.below(lens.len());
+        let t = self.term();
+        // Zipped more often when there is a parameter to zip with.
+        let zip = if self.inputs.arrays.is_empty() { 2 } else { 6 };
+        let how = match self.rng.weighted(&[4, 2, zip]) {
+            0 => UseHow::Chunks {
+                k: self.rng.range(2, 3) as usize,
+                exact: self.rng.chance(0.5),
+                t,
+            },
+            1 => UseHow::Windows(t),
+            _ => {
+                let arrays = &self.inputs.arrays;
+                let with = if lens.len() == 2 && (arrays.is_empty() || self.rng.chance(0.3)) {
+                    Zip::View(1 - view)
+                } else if arrays.is_empty() {
+                    Zip::View(view)
+                } else {
+                    Zip::Param(Name::new(&self.rng.pick(arrays).0))
+                };
+                UseHow::Zip(with, t)
+            }
+        };
+        Use { view, how }
+    }
+
     fn term(&mut self) -> Term {
         let lit = *self.rng.pick(SCALES);
         if self.inputs.floats.is_empty() || self.rng.chance(0.25) {
@@ -113,8 +162,12 @@ impl Draw<'_> {
     fn read(&mut self) -> Part {
         let base = self.base(2);
         let shape = self.shape(base.len(), true);
+        let shape = self.later(|d| d.reslice(base.len(), shape));
         let lens = shape.lens(base.len());
         let mut uses = self.uses(&lens);
+        if self.more.chance(0.6) {
+            uses.push(self.later(|d| d.later_use(&lens)));
+        }
         // Views of parameters are lent to a helper more often: those of
         // local arrays are lent with `gaps()` only.
         if matches!(base, Base::Param { .. }) && self.rng.chance(0.35) {
@@ -133,6 +186,7 @@ impl Draw<'_> {
         let len = self.rng.range(2, 5) as usize;
         let init = self.terms(len);
         let shape = self.shape(len, true);
+        let shape = self.later(|d| d.reslice(len, shape));
         let lens = shape.lens(len);
         let mut writes = Vec::new();
         for _ in 0..1 + self.rng.below(3) {
@@ -151,9 +205,21 @@ impl Draw<'_> {
             };
             writes.push(Write { view, how });
         }
+        if self.more.chance(0.45) {
+            writes.push(self.later(|d| {
+                let view = d.rng.below(lens.len());
+                let t = d.term();
+                let how = if d.rng.chance(0.5) {
+                    WriteHow::IterMut(t)
+                } else {
+                    WriteHow::IterMutEnum(t)
+                };
+                Write { view, how }
+            }));
+        }
         // Half the reads lend the view to a helper reading it (with
         // `gaps()` only: see there).
-        let uses = if self.rng.chance(0.5) {
+        let mut uses = if self.rng.chance(0.5) {
             let view = self.rng.below(lens.len());
             if self.rng.chance(0.5) {
                 let how = UseHow::Call(self.term());
@@ -168,6 +234,9 @@ impl Draw<'_> {
             .rng
             .chance(0.4)
             .then(|| (self.rng.below(len), self.term()));
+        if self.more.chance(0.35) {
+            uses.push(self.later(|d| d.later_use(&lens)));
+        }
         Part::Write {
             vec: self.rng.chance(0.5),
             init,
@@ -245,8 +314,8 @@ impl Draw<'_> {
 
 /// One to three parts: views read (most), buffers written through mutable
 /// views, helpers with several outputs, fixed-size views.
-pub fn draw(rng: &mut Rng, inputs: &Inputs) -> ViewUse {
-    let mut d = Draw { rng, inputs };
+pub fn draw(rng: &mut Rng, more: &mut Rng, inputs: &Inputs) -> ViewUse {
+    let mut d = Draw { rng, more, inputs };
     let n = 1 + usize::from(d.rng.chance(0.4)) + usize::from(d.rng.chance(0.15));
     let parts = (0..n)
         .map(|_| match d.rng.weighted(&[35, 25, 25, 15]) {
@@ -267,8 +336,8 @@ pub fn draw(rng: &mut Rng, inputs: &Inputs) -> ViewUse {
 /// own, so that the others stay as they were) get a `Stmt::Views` at the
 /// top level, before the value or the final `return`, which then adds or
 /// subtracts its float. Parts read the parameters no earlier top-level
-/// statement declares again.
-pub fn splice(rng: &mut Rng, p: &mut Program) {
+/// statement declares again. `more` draws the forms added later.
+pub fn splice(rng: &mut Rng, more: &mut Rng, p: &mut Program) {
     if !rng.chance(0.3) {
         return;
     }
@@ -311,7 +380,7 @@ pub fn splice(rng: &mut Rng, p: &mut Program) {
             })
             .collect(),
     };
-    let v = draw(rng, &inputs);
+    let v = draw(rng, more, &inputs);
     let read = FExpr::Var(v.out.clone());
     let op = if rng.chance(0.7) { FOp::Add } else { FOp::Sub };
     let with = |e: FExpr| FExpr::Bin(op, Box::new(e), Box::new(read.clone()));

@@ -3,16 +3,23 @@
 //! value, whose parts each bind views and buffers of their own and whose
 //! float the value then reads.
 //!
-//! - `let row0 = &w[1..3];` (`&w[1..]`, `&w[..2]`, `let (lh0, rh0) =
-//!   w.split_at(1);`) of an array parameter or a local array, read by
-//!   `row0[k]`, `row0.len()`, summed, walked, mapped and passed to a helper
-//!   (a view of a parameter; of a local array with `gaps()` only);
+//! - `let row0 = &w[1..3];` (`&w[1..]`, `&w[..2]`, `&w[1..][..2]`, `let
+//!   (lh0, rh0) = w.split_at(1);`) of an array parameter or a local array,
+//!   read by `row0[k]`, `row0.len()`, summed, walked, mapped and passed to a
+//!   helper (a view of a parameter; of a local array with `gaps()` only);
 //!   a bound held in a name that a later loop binds again (`let vk0 = 1;
 //!   let row0 = &w[vk0..];` then `for vk0 in 0..row0.len()`);
-//! - `let pa0 = &mut vb0[1..3];` and `let (pa0, pb0) =
-//!   vb0.split_at_mut(2);` of a local buffer, written through (`pa0[0] =
-//!   ..`, `pa0[1] += ..`, a loop), lent whole to a helper writing into it
-//!   (and, with `gaps()`, to one only reading it), the buffer read
+//! - walks adding up `c[0] * t` over `row0.chunks(k)` (`c[k - 1]` over
+//!   `chunks_exact(k)`), `(c[1] - c[0]) * t` over `row0.windows(2)`, and
+//!   `a * b * t` over `row0.iter().zip(w.iter())` with an array parameter
+//!   or another view (itself when there is none), the lengths unequal or
+//!   not;
+//! - `let pa0 = &mut vb0[1..3];` (`&mut vb0[1..][..2]`) and `let (pa0, pb0)
+//!   = vb0.split_at_mut(2);` of a local buffer, written through (`pa0[0] =
+//!   ..`, `pa0[1] += ..`, a loop, `for e in pa0.iter_mut() { *e += t; *e *=
+//!   0.5; }`, `for (i, e) in pa0.iter_mut().enumerate() { *e = *e * t + i as
+//!   f64 * 0.25; }`), read by the same walks, lent whole to a helper writing
+//!   into it (and, with `gaps()`, to one only reading it), the buffer read
 //!   afterwards;
 //! - a helper with several outputs, `fn hm0(xs: &[f64], y: f64, a: &mut
 //!   [f64], b: &mut [f64], e: &mut f64)`, called with `&mut vb0`, `&mut
@@ -22,6 +29,13 @@
 //!   .unwrap()`, `w.last_chunk::<2>().unwrap()`, `w[1..3].try_into()
 //!   .unwrap()`), and a callee's `[f64; N]` bound without its type (`let
 //!   fc0 = hc0(..);`, then `fc0[1]`).
+//!
+//! Views of views, the walks and `iter_mut` come from draws of their own
+//! (`splice`), so that the programs without them are the ones their seeds
+//! gave before. The macro gives the walks by `chunks` and `windows` a count
+//! `n.div_ceil(k)` or `(n + 1).saturating_sub(k)` that does not compile
+//! (E0689) when it knows the view's length `n` as a literal (`&w[..4]`,
+//! `&vb0[0..3]`): those failures are the macro's, left in the default run.
 //!
 //! Every name a part binds is its own (`row0`, `vb1`...: no pool of the
 //! generator holds them), so a part reads nothing of the program but the
@@ -119,6 +133,8 @@ pub enum Shape {
     FromVar(usize),
     /// `b.split_at(m)`: two views.
     Split(usize),
+    /// `&b[lo..][..p]`, a view of a view.
+    Reslice(usize, usize),
 }
 
 impl Shape {
@@ -129,6 +145,7 @@ impl Shape {
             Shape::From(lo) | Shape::FromVar(lo) => vec![len - lo],
             Shape::To(hi) => vec![hi],
             Shape::Split(m) => vec![m, len - m],
+            Shape::Reslice(_, p) => vec![p],
         }
     }
 }
@@ -158,6 +175,22 @@ pub enum UseHow {
     ForElem { t: Term, iter: bool },
     /// `vread0(v, t)`, a helper reading the view.
     Call(Term),
+    /// `for c in v.chunks(k) { s += c[0] * t; }` (the last chunk may be
+    /// shorter), or `v.chunks_exact(k)` reading `c[k - 1]` when `exact`.
+    Chunks { k: usize, exact: bool, t: Term },
+    /// `for wn in v.windows(2) { s += (wn[1] - wn[0]) * t; }`.
+    Windows(Term),
+    /// `for (a, b) in v.iter().zip(w.iter()) { s += a * b * t; }`.
+    Zip(Zip, Term),
+}
+
+/// What a view is zipped with (the lengths may differ).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Zip {
+    /// An array parameter.
+    Param(Name),
+    /// View number `n` of the same part (itself when there is no other).
+    View(usize),
 }
 
 /// A write through mutable view number `view`.
@@ -179,6 +212,11 @@ pub enum WriteHow {
     Loop(Term),
     /// `vwrite0(t, v);`, a helper writing into the view.
     Lend(Term),
+    /// `for e in v.iter_mut() { *e += t; *e *= 0.5; }`
+    IterMut(Term),
+    /// `for (i, e) in v.iter_mut().enumerate() { *e = *e * t + i as f64 *
+    /// 0.25; }`
+    IterMutEnum(Term),
 }
 
 /// How one output of a helper with several outputs is lent.
@@ -283,7 +321,15 @@ fn uses_names(uses: &mut [Use], f: Visit) {
             UseHow::Elem(_, t)
             | UseHow::Loop { t, .. }
             | UseHow::ForElem { t, .. }
-            | UseHow::Call(t) => term_names(t, f),
+            | UseHow::Call(t)
+            | UseHow::Chunks { t, .. }
+            | UseHow::Windows(t) => term_names(t, f),
+            UseHow::Zip(z, t) => {
+                if let Zip::Param(n) = z {
+                    f(n, Ty::A);
+                }
+                term_names(t, f);
+            }
             UseHow::Len | UseHow::Sum | UseHow::Map => {}
         }
     }
@@ -313,7 +359,9 @@ impl ViewUse {
                             | WriteHow::Add(_, t)
                             | WriteHow::Cross(_, _, t)
                             | WriteHow::Loop(t)
-                            | WriteHow::Lend(t) => term_names(t, f),
+                            | WriteHow::Lend(t)
+                            | WriteHow::IterMut(t)
+                            | WriteHow::IterMutEnum(t) => term_names(t, f),
                         }
                     }
                     uses_names(uses, f);
@@ -369,7 +417,8 @@ impl ViewUse {
                 .sum::<usize>()
     }
 
-    /// One-step reductions: a part, a read or a write left out.
+    /// One-step reductions: a part, a read or a write left out, a view of
+    /// a view made directly.
     pub fn smaller(&self) -> Vec<ViewUse> {
         let mut out = Vec::new();
         let with = |i: usize, p: Part| {
@@ -382,6 +431,15 @@ impl ViewUse {
                 let mut v = self.clone();
                 v.parts.remove(i);
                 out.push(v);
+            }
+            if let Part::Read { shape, .. } | Part::Write { shape, .. } = &self.parts[i] {
+                if let Shape::Reslice(lo, n) = *shape {
+                    let mut p = self.parts[i].clone();
+                    if let Part::Read { shape, .. } | Part::Write { shape, .. } = &mut p {
+                        *shape = Shape::Range(lo, lo + n);
+                    }
+                    out.push(with(i, p));
+                }
             }
             match &self.parts[i] {
                 Part::Read { uses, .. } => {

@@ -91,6 +91,7 @@ fn views_text(
         Shape::Range(lo, hi) => lines.push(format!("let {v} = &{m}{b}[{lo}..{hi}];")),
         Shape::From(lo) => lines.push(format!("let {v} = &{m}{b}[{lo}..];")),
         Shape::To(hi) => lines.push(format!("let {v} = &{m}{b}[..{hi}];")),
+        Shape::Reslice(lo, p) => lines.push(format!("let {v} = &{m}{b}[{lo}..][..{p}];")),
         Shape::FromVar(lo) => {
             lines.push(format!("let vk{k} = {lo};"));
             lines.push(format!("let {v} = &{m}{b}[vk{k}..];"));
@@ -175,6 +176,51 @@ fn use_text(
             (vec![], format!("{v}.iter().sum::<f64>() * {}", t.text()))
         }
         UseHow::Call(t) => (vec![], format!("vread{k}({v}, {})", t.text())),
+        UseHow::Chunks { .. } | UseHow::Windows(_) | UseHow::Zip(..) => {
+            let (head, body) = walk_text(&u.how, v, views, (k, n));
+            let lines = vec![
+                format!("let mut {acc} = 0.0;"),
+                head,
+                format!("    {acc} += {body};"),
+                "}".into(),
+            ];
+            (lines, acc)
+        }
+    }
+}
+
+/// The head of the loop of a read by `chunks`, `windows` or `zip`, and what
+/// it adds up.
+fn walk_text(how: &UseHow, v: &str, views: &[String], (k, n): (usize, usize)) -> (String, String) {
+    let c = format!("vc{k}_{n}");
+    match how {
+        UseHow::Chunks { k: m, exact, t } => {
+            let (f, j) = if *exact {
+                ("chunks_exact", m - 1)
+            } else {
+                ("chunks", 0)
+            };
+            (
+                format!("for {c} in {v}.{f}({m}) {{"),
+                format!("{c}[{j}] * {}", t.text()),
+            )
+        }
+        UseHow::Windows(t) => (
+            format!("for {c} in {v}.windows(2) {{"),
+            format!("({c}[1] - {c}[0]) * {}", t.text()),
+        ),
+        UseHow::Zip(z, t) => {
+            let w = match z {
+                Zip::Param(p) => &p.s,
+                Zip::View(i) => &views[*i],
+            };
+            let d = format!("vd{k}_{n}");
+            (
+                format!("for ({c}, {d}) in {v}.iter().zip({w}.iter()) {{"),
+                format!("{c} * {d} * {}", t.text()),
+            )
+        }
+        _ => unreachable!("not a walk"),
     }
 }
 
@@ -343,7 +389,7 @@ impl Part {
                 base, shape, uses, ..
             } => {
                 let (b, _) = base_text(base, &format!("vb{k}"), &mut lines);
-                let used: Vec<bool> = (0..2).map(|i| uses.iter().any(|u| u.view == i)).collect();
+                let used: Vec<bool> = (0..2).map(|i| reads_view(uses, i)).collect();
                 let views = views_text(*shape, &b, k, false, &used, &mut lines);
                 let local = matches!(base, Base::Local { .. });
                 let values = uses_text(uses, &views, (k, *shape, false, local), &mut lines);
@@ -364,7 +410,7 @@ impl Part {
                 lines.push(local_init(&b, *vec, true, init));
                 let used: Vec<bool> = (0..2)
                     .map(|i| {
-                        uses.iter().any(|u| u.view == i)
+                        reads_view(uses, i)
                             || writes.iter().any(|w| {
                                 w.view == i || matches!(w.how, WriteHow::Cross(..) if w.view != i)
                             })
@@ -388,6 +434,29 @@ impl Part {
                             lines.push("}".into());
                         }
                         WriteHow::Lend(t) => lines.push(format!("vwrite{k}({}, {v});", t.text())),
+                        WriteHow::IterMut(t) => {
+                            lines.push(format!("for pe{k} in {v}.iter_mut() {{"));
+                            lines.push(format!("    *pe{k} += {};", t.text()));
+                            lines.push(format!("    *pe{k} *= 0.5;"));
+                            lines.push("}".into());
+                        }
+                        WriteHow::IterMutEnum(t) => {
+                            // Over `&vb0[vk0..]` the index binds `vk0` again, as
+                            // the reads' loops do.
+                            let i = if matches!(shape, Shape::FromVar(_)) {
+                                "vk"
+                            } else {
+                                "vi"
+                            };
+                            lines.push(format!(
+                                "for ({i}{k}, pe{k}) in {v}.iter_mut().enumerate() {{"
+                            ));
+                            lines.push(format!(
+                                "    *pe{k} = *pe{k} * {} + {i}{k} as f64 * 0.25;",
+                                t.text()
+                            ));
+                            lines.push("}".into());
+                        }
                     }
                 }
                 let mut values = uses_text(uses, &views, (k, *shape, true, true), &mut lines);
@@ -479,6 +548,12 @@ fn lend_text(b: &str, lend: &Lend) -> String {
         Lend::Whole => format!("&mut {b}"),
         Lend::Range(lo, hi) => format!("&mut {b}[{lo}..{hi}]"),
     }
+}
+
+/// Whether a read reads view `i`, zipped with another view included.
+fn reads_view(uses: &[Use], i: usize) -> bool {
+    uses.iter()
+        .any(|u| u.view == i || matches!(u.how, UseHow::Zip(Zip::View(j), _) if j == i))
 }
 
 fn sum_or_zero(values: &[String]) -> String {
