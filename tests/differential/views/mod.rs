@@ -32,10 +32,9 @@
 //!
 //! Views of views, the walks and `iter_mut` come from draws of their own
 //! (`splice`), so that the programs without them are the ones their seeds
-//! gave before. The macro gives the walks by `chunks` and `windows` a count
-//! `n.div_ceil(k)` or `(n + 1).saturating_sub(k)` that does not compile
-//! (E0689) when it knows the view's length `n` as a literal (`&w[..4]`,
-//! `&vb0[0..3]`): those failures are the macro's, left in the default run.
+//! gave before. (They found the counts of `chunks` and `windows` over a
+//! view of known length, `4.div_ceil(3)`, not compiling: program 201013,
+//! now in `tests/regressions.rs`.)
 //!
 //! Every name a part binds is its own (`row0`, `vb1`...: no pool of the
 //! generator holds them), so a part reads nothing of the program but the
