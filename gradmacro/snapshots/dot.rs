@@ -71,7 +71,7 @@ fn __dot_core(
         }
     };
     let mut s: f64 = 0.0;
-    for k in 0..w.len().min(x.len()) {
+    for k in 0..usize::min(w.len(), x.len()) {
         let t1 = w[k] * x[k];
         s += t1;
         let d_t1: f64 = d_out;
@@ -106,7 +106,7 @@ fn __dot_core_all(
         }
     };
     let mut s: f64 = 0.0;
-    for k in 0..w.len().min(x.len()) {
+    for k in 0..usize::min(w.len(), x.len()) {
         let t1 = w[k] * x[k];
         s += t1;
         let d_t1: f64 = d_out;
