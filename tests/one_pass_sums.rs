@@ -350,3 +350,49 @@ fn statements_after_the_sum() {
         }
     }
 }
+
+/// Terms reading values computed before the loop, whose adjoints the loop
+/// adds to: ½ Σ (c x_i + sin c), c = a b. d/dx_i = c / 2, d/da = ½ (Σx + n
+/// cos c) b, d/db = ½ (Σx + n cos c) a.
+#[differentiate]
+fn shared_factor(x: &[f64], a: f64, b: f64) -> f64 {
+    let c = a * b;
+    let d = c.sin();
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += c * x[i] + d;
+    }
+    s * 0.5
+}
+
+#[test]
+fn terms_reading_values_from_before_the_loop() {
+    let mut rng = Rng::new(75);
+    for n in [1, 3, 8] {
+        let x = rng.vec(n, -2.0, 2.0);
+        let (a, b) = (rng.uniform(-1.5, 1.5), rng.uniform(-1.5, 1.5));
+        let (value, (dx, da, db)) = shared_factor_grad(&x, a, b);
+        assert_bits("value", value, shared_factor(&x, a, b));
+        let c = a * b;
+        assert_all_close("d/dx", &dx, &vec![0.5 * c; n], 1e-14, 1e-14);
+        let common = 0.5 * (x.iter().sum::<f64>() + n as f64 * c.cos());
+        assert_all_close(
+            "d/da, d/db",
+            &[da, db],
+            &[common * b, common * a],
+            1e-13,
+            1e-13,
+        );
+        let (mut bx, mut ba, mut bb) = (vec![1.0; n], 2.0, -3.0);
+        shared_factor_adjoint_acc(&x, a, b, D_OUT, &mut bx, &mut ba, &mut bb);
+        let want: Vec<f64> = vec![1.0 + D_OUT * 0.5 * c; n];
+        assert_all_close("acc x", &bx, &want, 1e-13, 1e-13);
+        assert_all_close(
+            "acc a, b",
+            &[ba, bb],
+            &[2.0 + D_OUT * common * b, -3.0 + D_OUT * common * a],
+            1e-13,
+            1e-13,
+        );
+    }
+}

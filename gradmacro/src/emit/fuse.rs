@@ -22,8 +22,8 @@ use std::collections::HashSet;
 /// the loop); every iteration records nothing (values computed again,
 /// conditions evaluated again, ranges run again), leaves by no `break`,
 /// `continue` or `return`, calls nothing, writes no array, and adds only into
-/// the adjoints of what it declares itself and into `direct`, the caller's
-/// gradient slots.
+/// the adjoints of what it declares itself, of top-level values and of
+/// `direct`, the caller's gradient slots.
 pub fn fused_loop(f: &Func, a: &Analysis, direct: &HashSet<VarId>) -> Option<StmtId> {
     let at = f
         .body
@@ -88,6 +88,13 @@ impl Check<'_> {
         self.f.var(v).decl.loop_depth > 0
     }
 
+    /// A value of the top level (not a parameter): its adjoint is declared
+    /// before the loop, and read by the reverse of what precedes the loop only
+    /// after it.
+    fn top(&self, v: VarId) -> bool {
+        self.f.var(v).decl.loop_depth == 0 && !self.f.params.iter().any(|p| p.id == v)
+    }
+
     fn block(&self, b: &Block) -> bool {
         b.stmts.iter().all(|s| self.stmt(s))
     }
@@ -103,7 +110,9 @@ impl Check<'_> {
                         let reads_sum = arg.var() == Some(self.sum);
                         match arg.var() {
                             _ if reads_sum => sum && i == 0,
-                            Some(v) if a.adj[v.0] => self.inner(v) || self.direct.contains(&v),
+                            Some(v) if a.adj[v.0] => {
+                                self.inner(v) || self.direct.contains(&v) || self.top(v)
+                            }
                             _ => true,
                         }
                     })

@@ -40,6 +40,12 @@ impl Emitter<'_> {
             }
             if matches!(s, Stmt::Loop(l) if self.fused == Some(l.id)) {
                 fused_at = Some(out.len());
+                self.rev_stmt(s);
+                // In place while the adjoints are declared, so that none is
+                // declared by its first write after the loop, which adds to it.
+                let body = self.fused_body.clone();
+                out.push(quote!({ #body }));
+                continue;
             }
             out.extend(self.rev_stmt(s));
         }
@@ -116,6 +122,7 @@ impl Emitter<'_> {
             // The adjoints declared and the statements after the loop
             // reversed before the loop, which reads the sum's adjoint.
             let after: Vec<TokenStream> = out.drain(..at).collect();
+            out.remove(0);
             self.fused_prelude = Some(quote!(#(#decls)* #(#after)*));
             decls.clear();
         }
