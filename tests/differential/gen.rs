@@ -166,6 +166,9 @@ pub struct Gen {
     /// The draws of the forms of views added later, apart from
     /// `view_side`.
     view_more: Rng,
+    /// Every draw about a value that is a loop's sum (`sum_of_terms`),
+    /// apart from the others.
+    sum_side: Rng,
 }
 
 /// The seed of program number `index`: well mixed, so that neighbouring indices
@@ -201,6 +204,7 @@ pub fn program(seed: u64) -> Result<Program, String> {
         by_side: Rng::new(seed ^ 0x4d61_7842_795f_6f6e),
         view_side: Rng::new(seed ^ 0x5669_6577_735f_6f66),
         view_more: Rng::new(seed ^ 0x5265_736c_6963_6573),
+        sum_side: Rng::new(seed ^ 0x5375_6d5f_6f66_5f74),
     };
     // A draw that tidying rejects (rare: say a parameter overwritten before
     // it is read) is replaced by the next draw of the same generator.
@@ -782,10 +786,121 @@ impl Gen {
             (body, None)
         } else {
             let t = self.tail();
-            (body, Some(t))
+            match self.sum_of_terms(&t) {
+                Some((sum, value)) => {
+                    let mut body = body;
+                    body.extend(sum);
+                    (body, Some(value))
+                }
+                None => (body, Some(t)),
+            }
         };
         self.scopes.pop();
         (body, tail)
+    }
+
+    /// Now and then (draws of its own), the value is what a last loop
+    /// sums: `let mut s = 0.0; for ti in range { let t = ..; s += t * c; }`
+    /// (or `if cond { s += .. } else { s -= .. }`), then `s`, `s * 0.5` or
+    /// `value + s`, the shape whose reverse runs inside the loop when it
+    /// records nothing.
+    fn sum_of_terms(&mut self, value: &FExpr) -> Option<(Vec<Stmt>, FExpr)> {
+        if !self.sum_side.chance(0.2) {
+            return None;
+        }
+        let acc = Name::new("sum_t");
+        self.declare("sum_t", Ty::F, true, true);
+        let hi = match self.visible(Ty::I).into_iter().find(|s| s.name == "n") {
+            Some(n) if self.sum_side.chance(0.4) => IExpr::Var(Name::new(&n.name)),
+            _ => IExpr::Lit(self.sum_side.range(1, 5)),
+        };
+        self.scopes.push(Vec::new());
+        self.declare("ti", Ty::I, false, true);
+        self.scopes.last_mut().unwrap().last_mut().unwrap().loop_var = true;
+        self.loops += 1;
+        self.depth += 1;
+        let mut body = Vec::new();
+        for _ in 0..1 + self.sum_side.below(2) {
+            let name = self.fresh_name(Ty::F);
+            let init = self.fexpr(2);
+            body.push(Stmt::Let {
+                name: Name::new(&name),
+                ty: Ty::F,
+                annot: false,
+                mutable: false,
+                init: Some(Val::F(init)),
+            });
+            self.declare(&name, Ty::F, false, true);
+        }
+        let terms: Vec<String> = self
+            .scopes
+            .last()
+            .unwrap()
+            .iter()
+            .filter(|s| s.ty == Ty::F)
+            .map(|s| s.name.clone())
+            .collect();
+        let term = |g: &mut Gen| {
+            let t = FExpr::Var(Name::new(&g.sum_side.pick(&terms).clone()));
+            let step = FExpr::Cast(IExpr::Var(Name::new("ti")));
+            match g.sum_side.below(3) {
+                0 => t,
+                1 => FExpr::Bin(FOp::Mul, Box::new(t), Box::new(FExpr::Lit(g.lit()))),
+                _ => FExpr::Bin(FOp::Add, Box::new(t), Box::new(step)),
+            }
+        };
+        let add = |op, val| Stmt::Assign {
+            name: acc.clone(),
+            op,
+            val: Val::F(val),
+        };
+        if self.sum_side.chance(0.4) {
+            let cond = self.cond(1);
+            let (a, b) = (term(self), term(self));
+            body.push(Stmt::If {
+                cond,
+                then: vec![add(AOp::Add, a)],
+                els: Some(vec![add(AOp::Sub, b)]),
+            });
+        } else {
+            let t = term(self);
+            body.push(add(AOp::Add, t));
+        }
+        self.depth -= 1;
+        self.loops -= 1;
+        self.scopes.pop();
+        let stmts = vec![
+            Stmt::Let {
+                name: acc.clone(),
+                ty: Ty::F,
+                annot: false,
+                mutable: true,
+                init: Some(Val::F(FExpr::Lit("0.0".to_string()))),
+            },
+            Stmt::For {
+                var: Name::new("ti"),
+                range: Range {
+                    lo: IExpr::Lit(0),
+                    hi,
+                    inclusive: false,
+                    rev: false,
+                    step: None,
+                },
+                body,
+            },
+        ];
+        let sum = FExpr::Var(acc);
+        let value = match self.sum_side.below(5) {
+            0 | 1 => sum,
+            2 => FExpr::Bin(
+                FOp::Mul,
+                Box::new(sum),
+                Box::new(FExpr::Lit("0.5".to_string())),
+            ),
+            3 => FExpr::Bin(FOp::Add, Box::new(value.clone()), Box::new(sum)),
+            _ => FExpr::Bin(FOp::Add, Box::new(sum), Box::new(value.clone())),
+        };
+        Some((stmts, value))
     }
 
     /// The fields of `owner` (`cfg`, `self`), readable, never written.
