@@ -1777,6 +1777,8 @@ fn chunk_of_a_fixed_view(x: f64, w: &[f64]) -> f64 {
 }
 
 /// (1.5 − w₀) x + w₀² + 1.5 w₁ + x (w₁ + 3 w₃) + x (w₁ + w₂).
+// A `Vec`, as in the program that failed.
+#[allow(clippy::useless_vec)]
 #[differentiate]
 fn adaptors_on_fixed_views(x: f64, w: &[f64]) -> f64 {
     let vb = vec![x, x * 2.0, w[0], 1.5];
