@@ -250,13 +250,16 @@ impl Prim {
             // 1 − y² from the value while |y| < 0.9, where y's rounding costs
             // at most a few ulps; beyond, where tanh saturates (tanh(16) =
             // 1 − 2.5e-14) 1 − y would keep only the digits y has left, so
-            // sech² comes from x.
+            // sech² comes from x, as 4e / (1 + e)² with e = exp(−2|x|): no
+            // overflow, nor in its own derivative (1 / cosh² has inf / inf
+            // there, NaN in a Hessian).
             Tanh => {
-                let edge = l("0.9");
+                let (edge, four) = (l("0.9"), l("4.0"));
+                let e = quote!((-(#two * #x.abs())).exp());
                 vec![times(quote!((if #y.abs() < #edge {
                     (#one - #y) * (#one + #y)
                 } else {
-                    #one / (#x.cosh() * #x.cosh())
+                    #four * #e / ((#one + #e) * (#one + #e))
                 })))]
             }
             Asinh => vec![over(quote!((#x * #x + #one).sqrt()))],
