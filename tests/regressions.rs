@@ -643,6 +643,29 @@ fn overwrite_in_a_branch_on_the_input() {
 /// and agree with dual numbers.
 const SHRUNK: &[(&str, &str)] = &[
     (
+        "120883: an `if` that does nothing, inside a loop, on a value it alone reads: the \
+         value was computed for the reverse sweep to evaluate the condition again, which it \
+         never does (`value assigned to `b` is never read`)",
+        "/// `w.len() == 3`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    let mk_b = || 0.81;
+    let b: f64 = mk_b();
+    let mut w1 = 0;
+    loop {
+        w1 += 1;
+        if w1 > 2 {
+            break;
+        }
+        if 1.0 >= b {
+            for _ in 0..w.len() {
+            }
+        }
+    }
+    1.0
+}",
+    ),
+    (
         "277: f_grad's value is not f's; the expansion assigns `g = g` (clippy::self_assignment). \
          At (1.3588449771152593, -0.39005698921041, 0.3430178880882634) f = -0.0470391011221466 \
          but f_grad returns 0.3430178880882634",
@@ -1818,5 +1841,79 @@ fn adaptors_over_views_of_known_length() {
         let p: Vec<f64> = std::iter::once(x).chain(w).collect();
         let g: Vec<f64> = std::iter::once(dx).chain(dw).collect();
         check_gradient(|p| adaptors_on_fixed_views(p[0], &p[1..]), &p, &g).assert_within(1e-6);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A filtered sum in a branch of an `if` whose value is stored into an
+// element (differential-test program 105382): the branch became the sum's
+// loop, which the element's value, constant there, could not hold
+// ("compound assignment inside an expression").
+// ---------------------------------------------------------------------------
+
+/// A buffer of constants: 5, derivative 0.
+// `Vec`s, as in the program that failed.
+#[allow(clippy::useless_vec)]
+#[differentiate]
+fn stored_constant_branch(_w: &[f64]) -> f64 {
+    let mut vs = vec![0.0_f64; 5];
+    vs[4] = if vs.iter().any(|wv| *wv < 2.5) {
+        1.0
+    } else {
+        vs.iter()
+            .rev()
+            .filter(|fv| **fv >= 0.25)
+            .map(|_| 1.0)
+            .sum::<f64>()
+    };
+    vs.len() as f64
+}
+
+/// x s + k x, s = 1 if w₀ > 0.5 else Σ_{w_i ≥ 0.25} 2 w_i, k = 1 if w₁ > 0
+/// else 2: d/dx = s + k, d/dw_i = 2x where w₀ ≤ 0.5 and w_i ≥ 0.25.
+#[allow(clippy::useless_vec)]
+#[differentiate]
+fn stored_filtered_branch(x: f64, w: &[f64]) -> f64 {
+    let mut vs = vec![0.0_f64; 3];
+    vs[1] = if w[0] > 0.5 {
+        1.0
+    } else {
+        w.iter()
+            .filter(|fv| **fv >= 0.25)
+            .map(|v| v * 2.0)
+            .sum::<f64>()
+    };
+    let k: usize = if w[1] > 0.0 { 1 } else { 2 };
+    x * vs[1] + x * vs[0] + k as f64 * x
+}
+
+#[test]
+fn a_filtered_sum_in_a_branch_stored_into_an_element() {
+    let (value, g) = stored_constant_branch_grad(&[0.5, 1.0]);
+    assert_eq!(value, 5.0);
+    assert_eq!(g, vec![0.0, 0.0]);
+    for w in [[0.75, -1.0, 0.3], [0.1, 0.6, 1.5], [-0.4, 0.3, 0.26]] {
+        for x in [1.5, -0.75] {
+            let (value, (dx, dw)) = stored_filtered_branch_grad(x, &w);
+            assert_eq!(value.to_bits(), stored_filtered_branch(x, &w).to_bits());
+            let s = if w[0] > 0.5 {
+                1.0
+            } else {
+                w.iter()
+                    .filter(|v| **v >= 0.25)
+                    .map(|v| v * 2.0)
+                    .sum::<f64>()
+            };
+            let k = if w[1] > 0.0 { 1.0 } else { 2.0 };
+            assert!(close(dx, s + k, 1e-15, 1e-15), "{dx} vs {}", s + k);
+            for i in 0..3 {
+                let want = if w[0] <= 0.5 && w[i] >= 0.25 {
+                    2.0 * x
+                } else {
+                    0.0
+                };
+                assert!(close(dw[i], want, 1e-15, 1e-15), "{dw:?}");
+            }
+        }
     }
 }

@@ -351,9 +351,14 @@ pub fn analyze(f: &Func) -> Analysis {
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
     let recomputed_cond = conditions_to_recompute(f, &replayed, &candidates);
+    // An `if` that writes nothing has no reverse: its condition is not
+    // evaluated again (`if c { for _ in 0..n {} }`).
+    let replays = |i: &If| {
+        recomputed_cond.contains(&i.site) && (writes_anything(&i.then) || writes_anything(&i.els))
+    };
     walk(&f.body, &mut |s| {
         if let Stmt::If(i) = s {
-            if recomputed_cond.contains(&i.site) {
+            if replays(i) {
                 for u in &i.cond.reads {
                     if candidates[u.0] {
                         recomputed[u.0] = true;
@@ -388,7 +393,7 @@ pub fn analyze(f: &Func) -> Analysis {
             st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
         }
         Stmt::Assign(pa) if recomputed[pa.dst.0] => need(&pa.value.reads, &mut needed),
-        Stmt::If(i) if recomputed_cond.contains(&i.site) => need(&i.cond.reads, &mut needed),
+        Stmt::If(i) if replays(i) => need(&i.cond.reads, &mut needed),
         _ => {}
     });
     // Restoring an overwritten element of a needed array reads its index.
@@ -907,6 +912,25 @@ fn unread_inside(
         }
     }
     kept
+}
+
+/// Whether a block writes anything, nested blocks included.
+fn writes_anything(b: &Block) -> bool {
+    let mut any = false;
+    walk(b, &mut |s| {
+        any |= matches!(
+            s,
+            Stmt::Step(_)
+                | Stmt::Assign(_)
+                | Stmt::Store(_)
+                | Stmt::Push(_)
+                | Stmt::ArrayDef(_)
+                | Stmt::Reduce(_)
+                | Stmt::Call(_)
+                | Stmt::Verbatim(..)
+        );
+    });
+    any
 }
 
 /// Every statement, nested ones included, in program order.

@@ -56,8 +56,7 @@ impl Lowerer<'_> {
         // A block with statements is lowered statement by statement even
         // when nothing in it is differentiated: code kept as written is one
         // expression, where statements have no place.
-        if matches!(super::strip(e), Expr::Block(b) if b.label.is_none() && b.block.stmts.len() > 1)
-        {
+        if holds_statements(e) {
             return self.active_expr(super::strip(e));
         }
         match self.passive(e) {
@@ -571,6 +570,33 @@ impl Lowerer<'_> {
             primary: true,
             reads: Vec::new(),
         })
+    }
+}
+
+/// A block with statements, or an `if` with a branch that a filtered sum
+/// made a loop and its float (`v[4] = if c { 1.0 } else { .. };`; an integer
+/// `if` is kept as written).
+fn holds_statements(e: &Expr) -> bool {
+    fn summed(b: &syn::Block) -> bool {
+        let tail = match b.stmts.last() {
+            Some(syn::Stmt::Expr(Expr::Path(p), None)) => p.path.get_ident(),
+            _ => None,
+        };
+        b.stmts.len() > 1 && tail.is_some_and(|i| i.to_string().starts_with("__gm_acc"))
+    }
+    fn branches(e: &Expr) -> bool {
+        match super::strip(e) {
+            Expr::If(i) => {
+                summed(&i.then_branch) || i.else_branch.as_ref().is_some_and(|(_, e)| branches(e))
+            }
+            Expr::Block(b) => summed(&b.block),
+            _ => false,
+        }
+    }
+    match super::strip(e) {
+        Expr::Block(b) => b.label.is_none() && b.block.stmts.len() > 1,
+        Expr::If(_) => branches(e),
+        _ => false,
     }
 }
 
