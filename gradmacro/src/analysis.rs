@@ -166,15 +166,18 @@ pub struct Analysis {
     /// Writes whose old value nothing reads (see `unneeded_saves`).
     unneeded: HashSet<StmtId>,
     /// Integer increments (`at += 1`) the reverse sweep undoes by the inverse
-    /// update instead of recording the old value (see `invertible`).
-    pub inverted: HashSet<StmtId>,
+    /// update instead of recording the old value, with that update's
+    /// operator (`-=` for `+=`; see `invertible`).
+    pub inverted: HashMap<StmtId, &'static str>,
 }
 
 impl Analysis {
     /// Whether the write statement `key` (see [`write_key`]) of `dst` must
     /// record the value it destroys.
     pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: StmtId) -> bool {
-        self.saves(f, dst, write) && !self.unneeded.contains(&key) && !self.inverted.contains(&key)
+        self.saves(f, dst, write)
+            && !self.unneeded.contains(&key)
+            && !self.inverted.contains_key(&key)
     }
 
     /// Whether a write of `dst` of this kind must record the value it destroys.
@@ -212,7 +215,7 @@ impl Analysis {
     pub fn zero_needed(&self, f: &Func, st: &Step) -> bool {
         let own = usize::from(self.contributes(st));
         // A parameter's adjoint is read at the end, as its gradient entry.
-        let param = f.params.iter().any(|p| p.id == st.dst);
+        let param = f.is_param(st.dst);
         param || self.writers[st.dst.0] > own || st.ctx.loop_depth > f.var(st.dst).decl.loop_depth
     }
 
@@ -443,7 +446,7 @@ pub fn analyze(f: &Func) -> Analysis {
         recomputed_cond,
         writers: vec![0; n],
         unneeded: HashSet::new(),
-        inverted: HashSet::new(),
+        inverted: HashMap::new(),
     };
     unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     a.inverted = invertible(f, &a);
@@ -455,7 +458,8 @@ pub fn analyze(f: &Func) -> Analysis {
             writers[st.dst.0] += usize::from(a.contributes(st));
         }
         Stmt::Assign(p) => {
-            restored[p.dst.0] |= a.saves_at(f, p.dst, p.write, p.id) || a.inverted.contains(&p.id)
+            restored[p.dst.0] |=
+                a.saves_at(f, p.dst, p.write, p.id) || a.inverted.contains_key(&p.id)
         }
         Stmt::Reduce(r) => {
             restored[r.dst.0] |= a.saves_at(f, r.dst, r.write, write_key(s));
@@ -688,7 +692,7 @@ fn recomputable(
 /// defined before any loop and never reassigned, or a replayed loop index.
 fn unchanged(f: &Func, replayed: &[bool], recomputable: &[bool], u: VarId) -> bool {
     let var = f.var(u);
-    let param = f.params.iter().any(|p| p.id == u);
+    let param = f.is_param(u);
     recomputable[u.0]
         || !var.reassigned && (param || replayed[u.0] || var.decl.loop_depth == 0 && !f.has_return)
 }
@@ -756,15 +760,15 @@ struct Leaves {
 /// write is an assignment recorded too, or its first definition outside
 /// loops: the reverse sweep then reaches each such write with `v` as the write
 /// left it, and `v -= c` puts back what `v` held before, as a tape would.
-fn invertible(f: &Func, a: &Analysis) -> HashSet<StmtId> {
+fn invertible(f: &Func, a: &Analysis) -> HashMap<StmtId, &'static str> {
     let mut others_recorded = vec![true; f.vars.len()];
     let mut candidates = Vec::new();
     walk(&f.body, &mut |s| match s {
         Stmt::Assign(p) => {
             let first = p.write == Write::Def && f.var(p.dst).decl.loop_depth == 0;
             if a.saves_at(f, p.dst, p.write, p.id) {
-                if int_increment(p).is_some() {
-                    candidates.push((p.id, p.dst));
+                if let Some(inverse) = int_increment(p) {
+                    candidates.push((p.id, p.dst, inverse));
                 }
             } else if !first {
                 others_recorded[p.dst.0] = false;
@@ -784,8 +788,8 @@ fn invertible(f: &Func, a: &Analysis) -> HashSet<StmtId> {
     });
     candidates
         .into_iter()
-        .filter(|(_, v)| others_recorded[v.0])
-        .map(|(id, _)| id)
+        .filter(|(_, v, _)| others_recorded[v.0])
+        .map(|(id, _, inverse)| (id, inverse))
         .collect()
 }
 

@@ -424,6 +424,9 @@ impl Func {
     pub fn var(&self, id: VarId) -> &Var {
         &self.vars[id.0]
     }
+    pub fn is_param(&self, id: VarId) -> bool {
+        self.params.iter().any(|p| p.id == id)
+    }
     pub fn is_active(&self, id: VarId) -> bool {
         self.vars[id.0].kind == VarKind::Active
     }

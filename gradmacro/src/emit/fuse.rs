@@ -45,7 +45,7 @@ pub fn fused_loop(f: &Func, a: &Analysis, direct: &HashSet<VarId>) -> Option<Stm
         }
     });
     let [sum] = sums[..] else { return None };
-    let top = f.var(sum).decl.loop_depth == 0 && !f.params.iter().any(|p| p.id == sum);
+    let top = f.var(sum).decl.loop_depth == 0 && !f.is_param(sum);
     if !top || !a.adj[sum.0] {
         return None;
     }
@@ -92,7 +92,7 @@ impl Check<'_> {
     /// before the loop, and read by the reverse of what precedes the loop only
     /// after it.
     fn top(&self, v: VarId) -> bool {
-        self.f.var(v).decl.loop_depth == 0 && !self.f.params.iter().any(|p| p.id == v)
+        self.f.var(v).decl.loop_depth == 0 && !self.f.is_param(v)
     }
 
     fn block(&self, b: &Block) -> bool {
@@ -172,7 +172,7 @@ impl Check<'_> {
                         let Some(v) = arg.var().filter(|v| pu.nonzero && a.adj[v.0]) else {
                             continue;
                         };
-                        let param = f.params.iter().any(|p| p.id == v);
+                        let param = f.is_param(v);
                         let read = pu.args.iter().all(|&j| early(&st.args[j].reads()));
                         let index = match arg {
                             Operand::Elem(_, i) => early(&i.reads),

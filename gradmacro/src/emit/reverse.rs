@@ -177,7 +177,7 @@ impl Emitter<'_> {
     }
 
     pub(super) fn is_param(&self, v: VarId) -> bool {
-        self.f.params.iter().any(|p| p.id == v)
+        self.f.is_param(v)
     }
 
     fn rev_stmt(&mut self, s: &Stmt) -> Vec<TokenStream> {
@@ -186,12 +186,9 @@ impl Emitter<'_> {
             Stmt::Assign(p) => {
                 if self.a.saves_at(self.f, p.dst, p.write, p.id) {
                     vec![self.restore(p.dst, p.id, p.ctx)]
-                } else if self.a.inverted.contains(&p.id) {
+                } else if let Some(inverse) = self.a.inverted.get(&p.id) {
                     // `at += 1` undone: `at -= 1`.
-                    let inverse: TokenStream = crate::analysis::int_increment(p)
-                        .unwrap_or("-=")
-                        .parse()
-                        .unwrap_or_default();
+                    let inverse: TokenStream = inverse.parse().unwrap_or_default();
                     let (dst, value) = (self.var(p.dst), &p.value.tokens);
                     vec![quote!(#dst #inverse #value;)]
                 } else {

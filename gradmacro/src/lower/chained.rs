@@ -13,12 +13,12 @@
 //! the loop's body sets a flag that skips the second loop. `b` given as a
 //! slice (`y`, `&y[1..]`) is read as `y.iter()`.
 
+use super::ACC;
 use proc_macro2::Span;
 use syn::visit_mut::VisitMut;
 use syn::Expr;
 
 const BROKE: &str = "__gm_broke";
-const ACC: &str = "__gm_acc";
 const ITEM: &str = "__gm_item";
 
 /// `a.chain(b)` followed by per-element adaptors (`copied`, `cloned`):

@@ -582,7 +582,7 @@ fn holds_statements(e: &Expr) -> bool {
             Some(syn::Stmt::Expr(Expr::Path(p), None)) => p.path.get_ident(),
             _ => None,
         };
-        b.stmts.len() > 1 && tail.is_some_and(|i| i.to_string().starts_with("__gm_acc"))
+        b.stmts.len() > 1 && tail.is_some_and(|i| i.to_string().starts_with(super::ACC))
     }
     fn branches(e: &Expr) -> bool {
         match super::strip(e) {

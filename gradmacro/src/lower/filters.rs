@@ -20,12 +20,12 @@
 //! body under the test; over `take_while(pred)`, the loop left by `break`
 //! once the test fails.
 
+use super::ACC;
 use proc_macro2::TokenStream;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Pat, Stmt};
 
 const ITEM: &str = "__gm_item";
-const ACC: &str = "__gm_acc";
 
 /// What an item failing the test does.
 #[derive(Clone, Copy, PartialEq)]

@@ -25,6 +25,10 @@ pub(crate) mod vec_macros;
 
 pub(crate) use array::has_float_literal;
 
+/// The accumulator a rewritten filtered or chained sum adds into: its
+/// prefix tells such a block apart from one the user wrote.
+const ACC: &str = "__gm_acc";
+
 use crate::rules::Prim;
 use crate::signature::{ParamKind, Signature_};
 use proc_macro2::{Ident, Span, TokenStream};
