@@ -39,6 +39,37 @@ fn tuple_lets_bind_in_order_and_swap() {
     }
 }
 
+// Shrunk from the differential test: a tuple read by its fields, bound
+// again under the same name (in its block and in a nested one), whose new
+// value reads the old one.
+#[differentiate]
+fn rebound_tuple(x: f64, y: f64) -> f64 {
+    let t = (x, y.sin());
+    let c = t.0 * t.1;
+    let t = (c, t.0 + 2.0);
+    let c = t.0 * t.1;
+    let t: (f64, f64) = (c * y, t.1);
+    let d = {
+        let t = (t.1, 0.5);
+        t.0 * t.1
+    };
+    t.0 - t.1 + d
+}
+
+#[test]
+fn a_tuple_bound_again_under_its_name() {
+    for (x, y) in [(0.5, -1.0), (1.5, 0.3), (-0.7, 2.0)] {
+        let (value, (gx, gy)) = rebound_tuple_grad(x, y);
+        assert_bits("value", value, rebound_tuple(x, y));
+        // f = x sin(y) (x + 2) y - (x + 2) / 2.
+        let s = y.sin();
+        let want_x = (2.0 * x + 2.0) * s * y - 0.5;
+        let want_y = x * (x + 2.0) * (y.cos() * y + s);
+        assert_close("d/dx", gx, want_x, 1e-13, 1e-13);
+        assert_close("d/dy", gy, want_y, 1e-13, 1e-13);
+    }
+}
+
 #[differentiate(tangent, hessian)]
 #[allow(clippy::needless_range_loop)]
 fn closures(x: f64, w: &[f64]) -> f64 {

@@ -1,8 +1,9 @@
 //! A local tuple read by its fields, `let t = (x * 2.0, y.sin()); t.0 * t.1`,
 //! as the destructuring `let (t_0, t_1) = (..);` it stands for (which
 //! `sugar.rs` turns into one `let` per element), its fields as those names.
-//! Only where every later mention of `t` in the block is a field `t.N` and
-//! nothing binds `t` again.
+//! Only where every mention of `t` in its scope (which a `let` binding `t`
+//! again ends, in the block or in a nested one) is a field `t.N`, and no
+//! other pattern binds `t`.
 
 use crate::names::Names;
 use quote::ToTokens;
@@ -20,7 +21,26 @@ struct Uses {
     rebound: bool,
 }
 
+impl Uses {
+    /// Statements of a block the tuple is in scope in, up to a `let` binding
+    /// its name again, whose initialiser still reads the tuple.
+    fn tail(&mut self, stmts: &[Stmt]) {
+        for st in stmts {
+            if let Some(init) = rebinding(st, &self.name) {
+                if let Some(i) = init {
+                    self.visit_local_init(i);
+                }
+                return;
+            }
+            self.visit_stmt(st);
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Uses {
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.tail(&b.stmts);
+    }
     fn visit_expr(&mut self, e: &'ast Expr) {
         match e {
             Expr::Field(f)
@@ -55,7 +75,25 @@ struct Fields<'a> {
     names: &'a HashMap<u32, syn::Ident>,
 }
 
+impl Fields<'_> {
+    /// As [`Uses::tail`]: the statements the tuple is in scope in.
+    fn tail(&mut self, stmts: &mut [Stmt]) {
+        for st in stmts {
+            if rebinding(st, self.name).is_some() {
+                if let Stmt::Local(syn::Local { init: Some(i), .. }) = st {
+                    self.visit_local_init_mut(i);
+                }
+                return;
+            }
+            self.visit_stmt_mut(st);
+        }
+    }
+}
+
 impl VisitMut for Fields<'_> {
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.tail(&mut b.stmts);
+    }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Field(f) = e {
             if let (syn::Member::Unnamed(i), Expr::Path(p)) = (&f.member, &*f.base) {
@@ -100,9 +138,7 @@ fn rewrite(stmts: &mut [Stmt], names: &mut Names) {
             name: name.clone(),
             ..Uses::default()
         };
-        for st in &stmts[k + 1..] {
-            uses.visit_stmt(st);
-        }
+        uses.tail(&stmts[k + 1..]);
         if uses.bare > 0 || uses.rebound || uses.fields == 0 {
             continue;
         }
@@ -121,10 +157,19 @@ fn rewrite(stmts: &mut [Stmt], names: &mut Names) {
             name: &name,
             names: &by_index,
         };
-        for st in &mut stmts[k + 1..] {
-            sub.visit_stmt_mut(st);
-        }
+        sub.tail(&mut stmts[k + 1..]);
     }
+}
+
+/// For a `let` binding `name` at the top of its pattern (`let t = ..`,
+/// `let t: T = ..`, `let mut t;`): its initialiser, if any.
+fn rebinding<'s>(st: &'s Stmt, name: &str) -> Option<Option<&'s syn::LocalInit>> {
+    let Stmt::Local(l) = st else { return None };
+    let pat = match &l.pat {
+        Pat::Type(pt) => &*pt.pat,
+        p => p,
+    };
+    matches!(pat, Pat::Ident(pi) if pi.ident == name).then_some(l.init.as_ref())
 }
 
 struct Blocks<'a>(&'a mut Names);
