@@ -875,6 +875,13 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
                     writeln!(s, "{p}let mk_{} = || {};", name.s, val(v, ind)).unwrap();
                     writeln!(s, "{p}let {m}{}{a} = mk_{}();", name.s, name.s).unwrap()
                 }
+                // A tuple read by its fields: doubled and halved, exactly.
+                Some(v) if *ty == Ty::F && spelling(&name.s) == 3 => {
+                    let t = if a.is_empty() { "" } else { ": (f64, f64)" };
+                    let n = &name.s;
+                    writeln!(s, "{p}let pair_{n}{t} = ({}, 2.0);", val(v, ind)).unwrap();
+                    writeln!(s, "{p}let {m}{n}{a} = pair_{n}.0 * pair_{n}.1 * 0.5;").unwrap()
+                }
                 Some(v) => writeln!(s, "{p}let {m}{}{a} = {};", name.s, val(v, ind)).unwrap(),
                 None => writeln!(s, "{p}let {m}{}{a};", name.s).unwrap(),
             }
@@ -1885,6 +1892,7 @@ fn spelling(text: &str) -> u32 {
     match h % 8 {
         1 => 1,
         2 => 2,
+        3 => 3,
         _ => 0,
     }
 }

@@ -1208,6 +1208,13 @@ impl Gen {
 
     /// A nested block of `1..=max` statements in a new scope.
     fn block(&mut self, max: usize) -> Vec<Stmt> {
+        self.block_then(max, |_, _| {})
+    }
+
+    /// A block, and `tail` adding to its end while the block's own names are
+    /// still in scope: what it draws reads what is visible there (a copy
+    /// shadowing an array parameter, say), not what is visible outside.
+    fn block_then(&mut self, max: usize, tail: impl FnOnce(&mut Gen, &mut Vec<Stmt>)) -> Vec<Stmt> {
         self.scopes.push(Vec::new());
         self.depth += 1;
         let n = 1 + self.rng.below(max);
@@ -1245,6 +1252,7 @@ impl Gen {
                 });
             }
         }
+        tail(self, &mut b);
         self.depth -= 1;
         self.scopes.pop();
         b
@@ -1744,15 +1752,16 @@ impl Gen {
         let limit = self.rng.range(2, 5);
         self.declare(&guard, Ty::I, false, true);
         self.loops += 1;
-        let mut body = self.block(4);
-        if !tidy::block_diverges(&body) && self.rng.chance(0.6) {
-            let c = self.cond(2);
-            body.push(Stmt::If {
-                cond: c,
-                then: vec![Stmt::Break],
-                els: None,
-            });
-        }
+        let body = self.block_then(4, |g, body| {
+            if !tidy::block_diverges(body) && g.rng.chance(0.6) {
+                let c = g.cond(2);
+                body.push(Stmt::If {
+                    cond: c,
+                    then: vec![Stmt::Break],
+                    els: None,
+                });
+            }
+        });
         self.loops -= 1;
         vec![Stmt::Loop {
             guard: Name::new(&guard),
@@ -2604,9 +2613,19 @@ impl Gen {
             self.borrowed.push(a.name.clone());
         }
         self.loops += 1;
-        let mut body = self.block(4);
-        if has_idx && self.rng.chance(0.75) {
-            self.store_in_walk(&mut body, &idx, bound);
+        // A store at the end is drawn inside the body's scope, one at the
+        // start outside it.
+        let store = has_idx && self.rng.chance(0.75);
+        let mut at_start = store && self.rng.chance(0.5);
+        let mut body = self.block_then(4, |g, body| {
+            if store && !at_start && !tidy::block_diverges(body) {
+                g.store_in_walk(body, &idx, bound, false);
+            } else if store {
+                at_start = true;
+            }
+        });
+        if at_start {
+            self.store_in_walk(&mut body, &idx, bound, true);
         }
         self.loops -= 1;
         if borrows {
@@ -2626,7 +2645,7 @@ impl Gen {
 
     /// `v[i] = ..` with the loop's own index: every iteration overwrites
     /// an element, the bug class of tapes that record too little.
-    fn store_in_walk(&mut self, body: &mut Vec<Stmt>, idx: &str, bound: usize) {
+    fn store_in_walk(&mut self, body: &mut Vec<Stmt>, idx: &str, bound: usize, at_start: bool) {
         let buffers: Vec<Slot> = self
             .buffers()
             .into_iter()
@@ -2637,7 +2656,7 @@ impl Gen {
         }
         let b = self.pick_slot(&buffers);
         let st = self.store_at(&b, IExpr::Var(Name::new(idx)));
-        if tidy::block_diverges(body) || self.rng.chance(0.5) {
+        if at_start {
             body.insert(0, st);
         } else {
             body.push(st);
@@ -3257,8 +3276,10 @@ impl FieldReads {
             }
             | Stmt::Assign { val: Val::F(e), .. }
             | Stmt::Return(e)
-            | Stmt::Store { val: e, .. }
-            | Stmt::LetPush { val: e, .. } => self.fexpr(e, true),
+            | Stmt::Store { val: e, .. } => self.fexpr(e, true),
+            // `v.push(self.k)`: a whole argument of a method, which the
+            // macro cannot tell from an integer.
+            Stmt::LetPush { val: e, .. } => self.arg(e, true),
             Stmt::CallOut { call, .. } | Stmt::LetElse { ret: call, .. } => self.fexpr(call, true),
             Stmt::Let {
                 init: Some(Val::I(e)),
