@@ -405,3 +405,151 @@ fn readme_example() {
     );
     assert!((dx32 as f64 - want_dx).abs() < 1e-4);
 }
+
+/// A generic helper writing into an output buffer, called twice with the
+/// caller's buffer; a generic vector output bound as `Vec<T>`; a constant
+/// tuple element assigned in a branch and read by the reverse sweep. After
+/// the two calls `ob = [x, x²]`; `h` gives `[x, x y]`; the branch gives
+/// `p = 2x` when `x < 1` else `x`. f = x + x² + x + x y + p:
+/// df/dx = 2 + 2x + y + (2 if x < 1 else 1), df/dy = x.
+#[differentiate]
+fn scale_into<T: Float>(x: T, y: T, out: &mut [T]) {
+    out[0] = x * y;
+    out[1] = out[1] * x;
+}
+#[differentiate]
+fn two<T: Float>(x: T, y: T) -> Vec<T> {
+    vec![x, x * y]
+}
+#[differentiate]
+fn buffers_and_outputs<T: Float>(x: T, y: T) -> T {
+    let mut ob = vec![T::one(), T::one()];
+    scale_into(x, x, &mut ob);
+    scale_into(x, T::one(), &mut ob);
+    let v: Vec<T> = two(x, y);
+    let (p,) = (if x < T::one() {
+        let pair = (x, T::from(2.0).unwrap());
+        pair.0 * pair.1
+    } else {
+        x
+    },);
+    ob[0] + ob[1] + v[0] + v[1] + p
+}
+
+fn check_buffers_and_outputs<T: Float + Debug>() {
+    for (x, y) in [(0.5, 1.5), (-2.0, 0.25), (1.75, -0.5)] {
+        let (x, y): (T, T) = (c(x), c(y));
+        let (value, (dx, dy)) = buffers_and_outputs_grad(x, y);
+        assert_bits("value", value, buffers_and_outputs(x, y));
+        let branch = if x < T::one() { c(2.0) } else { T::one() };
+        assert_near("d/dx", dx, c::<T>(2.0) + c::<T>(2.0) * x + y + branch);
+        assert_near("d/dy", dy, x);
+    }
+}
+
+#[test]
+fn generic_output_buffers_vector_calls_and_branch_constants() {
+    check_buffers_and_outputs::<f64>();
+    check_buffers_and_outputs::<f32>();
+}
+
+/// A generic helper called with constant float arguments (`T::from(3.0)
+/// .unwrap()`, a local annotated `T`), under `tangent` and `hessian`, whose
+/// tangent for them is zero; a typed constant assigned in a loop and read by
+/// the reverse sweep. With k = 0.5: f = Σ_{i<2} (3 w₀ + k w₁) x + x² k,
+/// df/dx = 2 (3 w₀ + k w₁) + 2 x k, df/dw = (6x, 2 k x), d²f/dx² = 2k.
+#[differentiate(tangent, hessian)]
+fn weigh<T: Float>(a: T, w: &[T]) -> T {
+    a * w[0]
+}
+#[differentiate(tangent, hessian)]
+fn constant_arguments<T: Float>(x: T, w: &[T]) -> T {
+    let k: T = T::from(0.5).unwrap();
+    let mut s = T::zero();
+    for _ in 0..2 {
+        let e: T = T::from(0.5).unwrap();
+        s = s
+            + (weigh(T::from(3.0).unwrap(), w) + weigh(k, &w[1..])) * x
+            + x * x * e / T::from(2.0).unwrap();
+    }
+    s
+}
+
+fn check_constant_arguments<T: Float + Debug>() {
+    for (x, w0, w1) in [(0.5, 1.5, -1.0), (-2.0, 0.25, 3.0)] {
+        let (x, w): (T, [T; 2]) = (c(x), [c(w0), c(w1)]);
+        let (value, (dx, dw)) = constant_arguments_grad(x, &w);
+        assert_bits("value", value, constant_arguments(x, &w));
+        let k: T = c(0.5);
+        let two: T = c(2.0);
+        assert_near(
+            "d/dx",
+            dx,
+            two * (c::<T>(3.0) * w[0] + k * w[1]) + two * x * k,
+        );
+        assert_all_near("d/dw", &dw, &[c::<T>(6.0) * x, two * k * x]);
+        let (_, t) = constant_arguments_tangent(x, &w, T::one(), &[T::zero(), T::zero()]);
+        assert_near("tangent", t, dx);
+        let (_, _, h) = constant_arguments_hessian(x, &w);
+        assert_near("d²f/dx²", h[0][0], two * k);
+        assert_near("d²f/dx dw₀", h[0][1], c(6.0));
+    }
+}
+
+#[test]
+fn constant_float_arguments_of_generic_calls() {
+    check_constant_arguments::<f64>();
+    check_constant_arguments::<f32>();
+}
+
+/// Shrunk from the differential test's generic programs: a count made a
+/// float by `T::from(..).unwrap()` beside differentiated elements; an
+/// element of a constant float buffer overwritten in a branch (its old
+/// value recorded); a typed constant array and a float parameter assigned
+/// in a branch. With c = #{wᵢ < 1}: f = (Σw + x + c) · (z' − 1) · Σcells
+/// + Σ[1.5, x, ..], z' = 1 when w has more than 1 element, else z.
+#[differentiate]
+#[allow(clippy::needless_range_loop, clippy::useless_vec)]
+fn counted<T: Float>(x: T, w: &[T], mut z: T) -> T {
+    let vals = [
+        w.iter().fold(T::zero(), |a, b| a + *b),
+        x,
+        T::from(w.iter().filter(|q| **q < T::one()).count()).unwrap(),
+    ];
+    let mut cells = vec![T::from(0.5).unwrap(); 3];
+    if w.len() > 1 {
+        cells[0] = cells[0] / T::from(2.0).unwrap();
+        z = T::from(2).unwrap();
+    }
+    let fixed: [T; 3] = [T::from(1.5).unwrap(), x, T::zero()];
+    let mut s = T::zero();
+    for i in 0..3 {
+        s = s + vals[i];
+    }
+    s * (z - T::one()) * (cells[0] + cells[1] + cells[2]) + fixed[0] + fixed[1]
+}
+
+fn check_counted<T: Float + Debug>() {
+    for (x, w, z) in [(0.5, vec![1.5, -1.0], 3.0), (-2.0, vec![0.25], 0.75)] {
+        let (x, z): (T, T) = (c(x), c(z));
+        let w: Vec<T> = w.into_iter().map(c).collect();
+        let (value, (dx, dw, dz)) = counted_grad(x, &w, z);
+        assert_bits("value", value, counted(x, &w, z));
+        let many = w.len() > 1;
+        let cells: T = if many { c(1.25) } else { c(1.5) };
+        let zz = if many { c(2.0) } else { z };
+        let k = (zz - T::one()) * cells;
+        assert_near("d/dx", dx, k + T::one());
+        assert_all_near("d/dw", &dw, &vec![k; w.len()]);
+        let sum = w.iter().fold(T::zero(), |a, b| a + *b)
+            + x
+            + c(w.iter().filter(|q| **q < T::one()).count() as f64);
+        assert_near("d/dz", dz, if many { T::zero() } else { sum * cells });
+    }
+}
+
+#[test]
+fn counts_constant_buffers_and_branch_assignments_in_generic_code() {
+    check_counted::<f64>();
+    check_counted::<f32>();
+}

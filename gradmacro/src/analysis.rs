@@ -161,6 +161,9 @@ pub struct Analysis {
     /// (it reads only values that cannot have changed, and calls nothing
     /// but float methods), instead of recording which branch was taken.
     pub recomputed_cond: HashSet<SiteId>,
+    /// A scalar of the function's float type: annotated so, or written or
+    /// read whole by a float step (a declaration can name its type).
+    pub floats: Vec<bool>,
     /// Number of steps writing the variable whose reverse reads its adjoint.
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
@@ -429,6 +432,46 @@ pub fn analyze(f: &Func) -> Analysis {
             declared[v.0] = true;
         }
     });
+    // Annotated with the function's float type, or read or written by a
+    // float step.
+    let float_ty = match &f.float {
+        Float::F64 => "f64".to_string(),
+        Float::F32 => "f32".to_string(),
+        Float::Generic(g) => g.to_string(),
+    };
+    let mut floats: Vec<bool> = f
+        .vars
+        .iter()
+        .map(|v| v.ty.as_ref().is_some_and(|t| t.to_string() == float_ty))
+        .collect();
+    for p in &f.params {
+        floats[p.id.0] |= !p.shape.is_array() && p.ty.to_string() == float_ty;
+    }
+    walk(&f.body, &mut |s| {
+        if let Stmt::Step(st) = s {
+            floats[st.dst.0] = true;
+            // A passive operand that is one variable (`pair.1`'s `pair_1`).
+            let whole = |c: &Passive| {
+                let mut t = c.tokens.clone().into_iter();
+                matches!(
+                    (t.next(), t.next()),
+                    (Some(proc_macro2::TokenTree::Ident(_)), None)
+                )
+            };
+            for (i, a) in st.args.iter().enumerate() {
+                if st.prim.integer_operand(i) {
+                    continue;
+                }
+                match a {
+                    Operand::Var(v) => floats[v.0] = true,
+                    Operand::Const(c) if c.reads.len() == 1 && whole(c) => {
+                        floats[c.reads[0].0] = true
+                    }
+                    _ => {}
+                }
+            }
+        }
+    });
     let mut sites = ExitSites::default();
     exits(&f.body, &mut sites);
     let mut a = Analysis {
@@ -444,6 +487,7 @@ pub fn analyze(f: &Func) -> Analysis {
         reversible,
         recomputed,
         recomputed_cond,
+        floats,
         writers: vec![0; n],
         unneeded: HashSet::new(),
         inverted: HashMap::new(),

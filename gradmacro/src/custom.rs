@@ -115,7 +115,7 @@ fn pullback(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStream {
                 continue;
             }
         };
-        match crate::signature::param_shape(&p.ty) {
+        match crate::signature::param_shape(&p.ty, None) {
             Ok(shape) => ps.push(Param {
                 ident,
                 ty: (*p.ty).clone(),

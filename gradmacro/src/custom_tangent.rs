@@ -30,7 +30,7 @@ fn pushforward(target: &syn::Path, f: &syn::ItemFn, cx: &mut Ctxt) -> TokenStrea
             cx.error(&t.pat, "bind each parameter to a plain name");
             continue;
         };
-        match crate::signature::param_shape(&t.ty) {
+        match crate::signature::param_shape(&t.ty, None) {
             Ok(shape) => ps.push((i.ident.clone(), (*t.ty).clone(), shape)),
             Err(msg) => cx.error(&t.ty, msg),
         }

@@ -364,6 +364,16 @@ pub struct Func {
     pub value_unused: bool,
 }
 
+impl Float {
+    /// The type parameter, for a generic function.
+    pub fn generic(&self) -> Option<&Ident> {
+        match self {
+            Float::Generic(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
 impl Shape {
     pub fn is_array(&self) -> bool {
         matches!(self, Shape::Array { .. })

@@ -41,10 +41,20 @@ enum Kind {
     Scalar,
 }
 
-fn output_of(ty: &Type) -> Option<(Type, Kind)> {
+/// The helper's float type parameter (`T` of `T: Float`), if generic.
+fn generic(f: &syn::ItemFn) -> Option<Ident> {
+    crate::signature::generic_float(&f.sig.generics)
+        .ok()
+        .flatten()
+}
+
+fn output_of(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Kind)> {
     let Type::Reference(r) = ty else { return None };
     r.mutability?;
-    let float = |t: &Type| crate::signature::float_name(t).is_some();
+    let float = |t: &Type| {
+        crate::signature::float_name(t).is_some()
+            || matches!((t, generic), (Type::Path(p), Some(g)) if p.qself.is_none() && p.path.is_ident(g))
+    };
     match &*r.elem {
         Type::Slice(s) if float(&s.elem) => Some(((*s.elem).clone(), Kind::Buffer(None))),
         Type::Array(a) if float(&a.elem) => {
@@ -70,18 +80,20 @@ fn output_of(ty: &Type) -> Option<(Type, Kind)> {
 /// Whether `f` is a helper writing into an output buffer (and returning
 /// nothing).
 pub fn wanted(f: &syn::ItemFn) -> bool {
+    let generic = generic(f);
     matches!(f.sig.output, syn::ReturnType::Default)
         && f.sig.inputs.iter().any(|i| match i {
-            FnArg::Typed(pt) => output_of(&pt.ty).is_some(),
+            FnArg::Typed(pt) => output_of(&pt.ty, generic.as_ref()).is_some(),
             FnArg::Receiver(_) => false,
         })
 }
 
 pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream> {
     let mut outputs = Vec::new();
+    let generic = generic(f);
     for (index, input) in f.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = input else { continue };
-        let Some((elem, kind)) = output_of(&pt.ty) else {
+        let Some((elem, kind)) = output_of(&pt.ty, generic.as_ref()) else {
             continue;
         };
         match &*pt.pat {
@@ -114,7 +126,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    let helper = rewrite(f, &outputs);
+    let helper = rewrite(f, &outputs, generic.is_some());
     let flags_name = format_ident!("__{}_{}", f.sig.ident, FLAGS);
     let n = f.sig.inputs.len();
     let is_output = (0..n).map(|i| outputs.iter().any(|o| o.index == i));
@@ -168,10 +180,16 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
 /// Vec<f64>`: the body runs on a local copy of `out`, returned. Several
 /// outputs are returned one after another in parameter order, a `&mut f64`
 /// as one element.
-fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
+fn rewrite(f: &syn::ItemFn, outputs: &[Output], generic: bool) -> syn::ItemFn {
     let mut names = Names::avoiding(f.to_token_stream());
     let k = names.fresh("k");
     let elem = &outputs[0].elem;
+    // A generic `T` has no literals: `T::zero()`.
+    let zero = if generic {
+        quote!(#elem::zero())
+    } else {
+        quote!(0.0)
+    };
     let mut sig = f.sig.clone();
     sig.ident = format_ident!("{}_{}", f.sig.ident, SUFFIX);
     sig.output = syn::parse_quote!(-> ::std::vec::Vec<#elem>);
@@ -183,11 +201,11 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
             // A slice, so that a caller may lend a range of a longer buffer.
             Kind::Buffer(Some(n)) => (
                 syn::parse_quote!(&[#elem]),
-                quote!(let mut #name: [#elem; #n] = [0.0; #n];),
+                quote!(let mut #name: [#elem; #n] = [#zero; #n];),
             ),
             Kind::Buffer(None) => (
                 syn::parse_quote!(&[#elem]),
-                quote!(let mut #name: ::std::vec::Vec<#elem> = vec![0.0; #input.len()];),
+                quote!(let mut #name: ::std::vec::Vec<#elem> = vec![#zero; #input.len()];),
             ),
             Kind::Scalar => (
                 syn::parse_quote!(#elem),
@@ -217,7 +235,7 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
             kind: Kind::Buffer(Some(_)),
             ..
         }] => quote!(#name.to_vec()),
-        _ => joined(outputs, &names.fresh("all"), &k),
+        _ => joined(outputs, &names.fresh("all"), &k, &zero),
     };
     let block: syn::Block = syn::parse_quote!({
         #(#locals)*
@@ -239,7 +257,7 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
 }
 
 /// The outputs one after another in a new `Vec`, as a block.
-fn joined(outputs: &[Output], all: &Ident, k: &Ident) -> TokenStream {
+fn joined(outputs: &[Output], all: &Ident, k: &Ident, zero: &TokenStream) -> TokenStream {
     let len = |o: &Output| -> TokenStream {
         let name = &o.name;
         match o.kind {
@@ -262,7 +280,7 @@ fn joined(outputs: &[Output], all: &Ident, k: &Ident) -> TokenStream {
     let total = &at[1..];
     let elem = &outputs[0].elem;
     quote! {
-        let mut #all: ::std::vec::Vec<#elem> = vec![0.0; #(#total)+*];
+        let mut #all: ::std::vec::Vec<#elem> = vec![#zero; #(#total)+*];
         #(#copies)*
         #all
     }

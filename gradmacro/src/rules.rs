@@ -159,6 +159,11 @@ impl Prim {
         }
     }
 
+    /// Whether operand `i` is an integer (`powi`'s exponent), not a float.
+    pub fn integer_operand(self, i: usize) -> bool {
+        matches!((self, i), (Powi, 1))
+    }
+
     pub fn commutative(self) -> bool {
         matches!(self, Add | Mul)
     }

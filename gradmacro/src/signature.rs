@@ -335,11 +335,12 @@ pub fn float_name(ty: &Type) -> Option<&'static str> {
     }
 }
 
-/// For a custom adjoint's parameter: `Some(shape)` for floats and float
-/// arrays, `None` for integer and `bool` constants, `Err` for anything else.
-pub fn param_shape(ty: &Type) -> Result<Option<Shape>, String> {
-    match shape_of(ty, None) {
-        Ok(Some((n, s))) if float_of(&n, None).is_some() => Ok(Some(s)),
+/// For a custom adjoint's parameter or a local's annotation: `Some(shape)`
+/// for floats and float arrays (of `generic` too, the function's `T`),
+/// `None` for integer and `bool` constants, `Err` for anything else.
+pub fn param_shape(ty: &Type, generic: Option<&syn::Ident>) -> Result<Option<Shape>, String> {
+    match shape_of(ty, generic) {
+        Ok(Some((n, s))) if float_of(&n, generic).is_some() => Ok(Some(s)),
         Ok(Some((n, _))) if INTEGERS.contains(&n.as_str()) => Ok(None),
         Err(msg) => Err(msg.to_string()),
         _ => Err(format!(

@@ -279,6 +279,9 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
     if cx.has_errors() {
         return None;
     }
+    let generic = crate::signature::generic_float(&f.sig.generics)
+        .ok()
+        .flatten();
     let ret = match &f.sig.output {
         syn::ReturnType::Type(_, t) => t.clone(),
         syn::ReturnType::Default => return None,
@@ -293,7 +296,7 @@ fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> 
     let zero = crate::generic::lit(&ty, "0.0");
     // A local `Vec` returned by name is read in place: binding it to
     // `__gm_out` would copy it, and its adjoint, on every call.
-    let (out, bind) = match (&tail, crate::signature::param_shape(&ret)) {
+    let (out, bind) = match (&tail, crate::signature::param_shape(&ret, generic.as_ref())) {
         (syn::Expr::Path(p), Ok(Some(Shape::Array { len: None })))
             if p.path.get_ident().is_some_and(|i| is_local(&stmts, i)) =>
         {

@@ -241,7 +241,7 @@ impl Emitter<'_> {
                 // paths that did not assign it. Those paths never read it, so
                 // rustc may find the value unused.
                 if var.maybe_unassigned && (self.a.needed[v.0] || self.a.restored[v.0]) {
-                    let decl = self.default_decl(var);
+                    let decl = self.default_decl(v);
                     return quote!(#[allow(unused_assignments)] #decl);
                 }
                 let m = self.let_mut(v);
@@ -488,27 +488,33 @@ impl Emitter<'_> {
     }
 
     /// `let mut v = <a placeholder value>;`
-    fn default_decl(&self, v: &Var) -> TokenStream {
+    fn default_decl(&self, id: VarId) -> TokenStream {
         let ty = &self.ty;
+        let v = self.f.var(id);
         let ident = &v.ident;
         let zero = self.lit("0.0");
-        if let (VarKind::Active, Shape::Array { len }) = (v.kind, &v.shape) {
-            match len {
+        match &v.shape {
+            Shape::Array { len } if v.kind == VarKind::Active => match len {
                 Some(n) => quote!(let mut #ident: [#ty; #n] = [#zero; #n];),
                 // A callee's array whose type was not written (`let c =
-                // cross(&a, &b);`): the assignment tells the compiler.
+                // cross(&a, &b);`): the assignment tells the compiler. (A
+                // generic function must write it: see `Lowerer::array_call`.)
                 None if v.ty.is_none() && !v.owned_vec => {
                     quote!(let mut #ident = ::core::default::Default::default();)
                 }
                 None => quote!(let mut #ident: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();),
+            },
+            Shape::Array { len: Some(n) } if v.float_elems => {
+                quote!(let mut #ident: [#ty; #n] = [#zero; #n];)
             }
-        } else if v.kind == VarKind::Active {
-            quote!(let mut #ident: #ty = #zero;)
-        } else {
-            match &v.ty {
+            // A float needs no `Default` (a generic `T` has none).
+            Shape::Scalar if v.kind == VarKind::Active || self.a.floats[id.0] => {
+                quote!(let mut #ident: #ty = #zero;)
+            }
+            _ => match &v.ty {
                 Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
                 None => quote!(let mut #ident = ::core::default::Default::default();),
-            }
+            },
         }
     }
 
@@ -518,11 +524,11 @@ impl Emitter<'_> {
         let ty = self.ty.clone();
         let zero = self.lit("0.0");
         let mut out = TokenStream::new();
-        for (i, v) in self.f.vars.iter().enumerate() {
+        for i in 0..self.f.vars.len() {
             if !self.a.hoisted[i] || !self.live(VarId(i)) {
                 continue;
             }
-            out.extend(self.default_decl(v));
+            out.extend(self.default_decl(VarId(i)));
         }
         let mut slots: Vec<(String, TokenStream)> = Vec::new();
         for s in self.rec.branch.values() {
@@ -572,7 +578,13 @@ impl Emitter<'_> {
                     (Shape::Array { len: None }, true) => {
                         quote!(let mut #i = ::std::vec::Vec::new();)
                     }
-                    _ if var.kind == VarKind::Active => quote!(let mut #i: #ty = #zero;),
+                    // An element of a float array, or a float.
+                    _ if var.kind == VarKind::Active
+                        || self.a.floats[v.0]
+                        || (var.shape.is_array() && var.float_elems) =>
+                    {
+                        quote!(let mut #i: #ty = #zero;)
+                    }
                     _ => quote!(let mut #i = ::core::default::Default::default();),
                 },
             ));

@@ -136,7 +136,13 @@ impl<'a> Lowerer<'a> {
         }
         let write = self.write_kind(v);
         self.vars[v.0].owned_vec = a.len.is_none();
-        self.vars[v.0].float_elems |= self.is_active(v) || has_float_literal(&a.init.tokens);
+        // In generic code, `vec![T::zero(); n]` holds floats too.
+        let generic = self
+            .float
+            .generic()
+            .is_some_and(|g| names(&a.init.tokens, g));
+        self.vars[v.0].float_elems |=
+            self.is_active(v) || has_float_literal(&a.init.tokens) || generic;
         self.vars[v.0].shape = Shape::Array { len: a.len };
         // Active elements are stored after the definition, into a `mut` array.
         self.vars[v.0].reassigned |= !a.elements.is_empty();
@@ -360,6 +366,15 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Whether passive code contains a float literal (`vec![0.0; n]` holds floats).
+/// Whether `ts` names `ident` anywhere.
+fn names(ts: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    ts.clone().into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(i) => i == *ident,
+        proc_macro2::TokenTree::Group(g) => names(&g.stream(), ident),
+        _ => false,
+    })
+}
+
 pub(crate) fn has_float_literal(ts: &TokenStream) -> bool {
     ts.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Literal(l) => {

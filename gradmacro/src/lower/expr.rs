@@ -249,6 +249,25 @@ impl Lowerer<'_> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall, e: &Expr) -> Val {
         let name = m.method.to_string();
+        if let Some(arg) = self.generic_conversion(m) {
+            return match self.expr(arg) {
+                // `T::from(v.iter().count()).unwrap()`: an integer made a
+                // float, as `count() as f64` is.
+                Val::Const(p) => {
+                    let tokens = &p.tokens;
+                    Val::Const(Passive {
+                        tokens: {
+                            let g = self.float.generic();
+                            quote::quote!(#g::from(#tokens).unwrap())
+                        },
+                        primary: true,
+                        reads: p.reads,
+                    })
+                }
+                // Of a `T` already: the value itself.
+                v => v,
+            };
+        }
         if let Some(val) = self.extremum(e) {
             return val;
         }
@@ -413,10 +432,15 @@ impl Lowerer<'_> {
             }
             if !rename::mentions_active(a, self) {
                 let value = self.passive(a)?;
-                args.push(CallArg {
-                    value,
-                    share: Share::None,
-                });
+                // A generic float constant's tangent is `T::zero()`: the
+                // `Default::default()` passed for other constants needs a
+                // bound `T` does not have.
+                let share = if self.generic_float_constant(a) {
+                    Share::Scalar(Operand::Const(value.clone()))
+                } else {
+                    Share::None
+                };
+                args.push(CallArg { value, share });
                 continue;
             }
             let val = self.expr(a);
@@ -443,6 +467,56 @@ impl Lowerer<'_> {
             });
         }
         Some(args)
+    }
+
+    /// `T::from(e).unwrap()` in a function generic over `T`: `e`.
+    fn generic_conversion<'m>(&self, m: &'m syn::ExprMethodCall) -> Option<&'m Expr> {
+        let g = self.float.generic()?;
+        if m.method != "unwrap" || !m.args.is_empty() {
+            return None;
+        }
+        let Expr::Call(c) = crate::lower::strip(&m.receiver) else {
+            return None;
+        };
+        let Expr::Path(p) = &*c.func else { return None };
+        let segs = &p.path.segments;
+        let from = segs.len() == 2 && segs[0].ident == *g && segs[1].ident == "from";
+        (from && c.args.len() == 1).then(|| &c.args[0])
+    }
+
+    /// In a function generic over `T`, a constant whose type is `T`: a
+    /// float literal, `T::zero()`, `T::from(c).unwrap()`, a float method of
+    /// one, arithmetic on them, or a local annotated `T`.
+    fn generic_float_constant(&self, e: &Expr) -> bool {
+        let Some(g) = self.float.generic() else {
+            return false;
+        };
+        match crate::lower::strip(e) {
+            Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => self.generic_float_constant(&u.expr),
+            Expr::Binary(b)
+                if matches!(
+                    b.op,
+                    BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_)
+                ) =>
+            {
+                self.generic_float_constant(&b.left) || self.generic_float_constant(&b.right)
+            }
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.len() == 2 && p.path.segments[0].ident == *g),
+            Expr::MethodCall(m)
+                if m.method == "unwrap" || Prim::from_method(&m.method.to_string()).is_some() =>
+            {
+                self.generic_float_constant(&m.receiver)
+            }
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.resolve(&i.to_string()))
+                .and_then(|v| self.vars[v.0].ty.as_ref())
+                .is_some_and(|t| *g == t.to_string()),
+            _ => false,
+        }
     }
 
     /// `self.h(x)` where `h` is a differentiated method of the same type: its

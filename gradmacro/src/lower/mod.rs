@@ -690,7 +690,7 @@ impl<'a> Lowerer<'a> {
     /// destination. The annotation says the call returns an array.
     fn array_call(&mut self, name: &syn::Ident, ty: Option<&syn::Type>, e: &syn::Expr) -> bool {
         let shape = match ty {
-            Some(ty) => match crate::signature::param_shape(ty) {
+            Some(ty) => match crate::signature::param_shape(ty, self.float.generic()) {
                 Ok(Some(shape @ Shape::Array { .. })) if !matches!(ty, syn::Type::Reference(_)) => {
                     shape
                 }
@@ -713,6 +713,12 @@ impl<'a> Lowerer<'a> {
         let Val::Call(call) = self.expr(e) else {
             return false;
         };
+        // Unwritten, its placeholder before the call would be `Default`,
+        // which a generic `T` (so `[T; N]`) is not.
+        if let (None, Some(g)) = (ty, self.float.generic()) {
+            let msg = format!("in a generic function, write the type of an array a call returns: `let {name}: [{g}; N] = ..;` (or `Vec<{g}>`)");
+            self.cx.error(name, msg);
+        }
         let v = self.declare(name, VarKind::Active, name.span());
         self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
         self.vars[v.0].float_elems = true;
