@@ -145,6 +145,19 @@
 //! printed otherwise unless `GRADMACRO_DIFFTEST_VIEW_GAPS=1` (see
 //! `views::gaps`); no `hessian` for programs whose helpers take `&mut [f64]`.
 //!
+//! Every fifth program without structs (by its index, so the program is
+//! the same) is written generic over its float type (`difftest/generic`):
+//! `fn f<T>(..) -> T where T: num_traits::Float + ..`, helpers too, `T`
+//! wherever it wrote `f64`, literals as `T::from(c).unwrap()`, `f64::sin`
+//! as `T::sin`, `k as f64` as `T::from(k).unwrap()`, `v[i] += e` as `v[i] =
+//! v[i] + (e)` (a generic `+=` borrows `v`); the extra bounds are what the
+//! function itself needs to compile (`+=`, `Sum`, arithmetic on `&T`), not
+//! the macro. The glue calls it at `f64`, the copy without the macro is
+//! the generic one too, and the oracle's copy is made from the program as
+//! written: values must still be bit-identical and derivatives the same.
+//! Float lets are now and then a tuple read by its fields (`let pair_s =
+//! (e, 2.0); let s = pair_s.0 * pair_s.1 * 0.5;`).
+//!
 //! The dual numbers implement `Sum` and `Product` as `f64` does (the same
 //! starting value and order, so values stay bit-identical), arithmetic on
 //! `&D`, and give a `max`/`min` tie to the receiver as the macro does; a

@@ -753,6 +753,16 @@ pub fn module(id: usize, seed: u64, src: &str, sig: &Sig, dual: &str) -> (String
         }
         None => src,
     };
+    // Every fifth program (but those with structs) is made generic over its
+    // float type, and called at `f64`.
+    let generic_text;
+    let src = match (id % 5 == 3).then(|| super::generic::twin(src)).flatten() {
+        Some(t) => {
+            generic_text = t;
+            generic_text.as_str()
+        }
+        None => src,
+    };
     let name = format_ident!("{}", sig.name);
     let tangent_fn = format_ident!("{}_tangent", sig.name);
     let hvp_fn = format_ident!("{}_hvp", sig.name);

@@ -149,7 +149,7 @@ impl TestCrate {
         let bin = format!("gradmacro-difftest-{label}");
         let manifest = format!(
             "[package]\nname = \"{bin}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-             [dependencies]\ngradmacro = {{ path = {:?} }}\n\n\
+             [dependencies]\ngradmacro = {{ path = {:?} }}\nnum-traits = \"0.2\"\n\n\
              # Its own workspace: it sits inside the gradmacro workspace's target dir.\n\
              [workspace]\n\n\
              [profile.dev]\ndebug = false\nincremental = false\n\n\

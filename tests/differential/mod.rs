@@ -12,6 +12,7 @@
 //!   of their own;
 //! - `dual`: the dual numbers the oracle computes with;
 //! - `dualize`: the oracle's copy of a program, derived from its text;
+//! - `generic`: a program's twin generic over its float type;
 //! - `harness`: builds and runs cases in a scratch crate (whose `main` is
 //!   `runner.rs`, included as text).
 #![allow(dead_code)]
@@ -20,6 +21,7 @@ pub mod ast;
 pub mod dual;
 pub mod dualize;
 pub mod gen;
+pub mod generic;
 pub mod harness;
 pub use crate::support::rng;
 pub mod shrink;
