@@ -553,3 +553,45 @@ fn counts_constant_buffers_and_branch_assignments_in_generic_code() {
     check_counted::<f64>();
     check_counted::<f32>();
 }
+
+/// Shrunk from the differential test: constants a closure computes, read by
+/// the reverse sweep of a function that may `return` early (what the
+/// reverse sweep reads is then declared before the forward sweep, as a zero
+/// of `T`). f = x · max(k, 2) · k / 2 = x k, k = cos 0.5 (x when x > 3).
+#[differentiate]
+#[allow(clippy::needless_late_init, clippy::never_loop)]
+fn early_constants<T: Float>(x: T) -> T {
+    let s: T;
+    s = T::from(0.5).unwrap().cos();
+    let big = || s.max(T::from(2.0).unwrap());
+    let b = big();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        if tries > 5 {
+            break;
+        }
+        if x > T::from(3.0).unwrap() {
+            return x;
+        }
+        break;
+    }
+    let k = s;
+    x * b * w_sum(&[k, k]) * T::from(0.5).unwrap()
+}
+#[differentiate]
+fn w_sum<T: Float>(w: &[T]) -> T {
+    w[0] + w[1] - w[1]
+}
+
+#[test]
+fn generic_constants_before_an_early_return() {
+    for x in [0.5f64, -1.25, 4.0] {
+        let (value, dx) = early_constants_grad(x);
+        assert_bits("value", value, early_constants(x));
+        let k = 0.5f64.cos();
+        assert_near("d/dx", dx, if x > 3.0 { 1.0 } else { k });
+    }
+    let (_, dx) = early_constants_grad(0.5f32);
+    assert_near("d/dx f32", dx, 0.5f32.cos());
+}

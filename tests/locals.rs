@@ -362,3 +362,42 @@ fn tuple_fields_read_as_their_elements() {
         support::assert_close("d/dy", dy, 2.0 * x * y.cos(), 1e-12, 1e-12);
     }
 }
+
+// Shrunk from the differential test: a tuple read by its fields inside a
+// block inside `vec![..]`, and a closure whose block body sums what a
+// filter keeps, called in a loop.
+#[differentiate]
+#[allow(clippy::useless_vec)]
+fn tuple_and_filter_in_blocks(x: f64, w: &[f64]) -> f64 {
+    let cells = vec![
+        {
+            let pair = (w[0] * x, 2.0);
+            pair.0 * pair.1
+        },
+        1.5,
+    ];
+    let mut s = 0.0;
+    for _ in 0..2 {
+        let big = || {
+            let (n,) = (w.iter().filter(|v| **v > 1.0).map(|v| v * x).sum::<f64>(),);
+            n
+        };
+        s += big();
+    }
+    cells[0] * cells[1] + s
+}
+
+#[test]
+fn tuples_and_filtered_sums_in_nested_blocks() {
+    for (x, w) in [(0.5, [2.0, 0.5, 3.0]), (-1.5, [0.25, 1.25, -2.0])] {
+        let (value, (gx, gw)) = tuple_and_filter_in_blocks_grad(x, &w);
+        assert_bits("value", value, tuple_and_filter_in_blocks(x, &w));
+        // f = 3 w₀ x + 2 x Σ_{wᵢ > 1} wᵢ.
+        let big: f64 = w.iter().filter(|v| **v > 1.0).sum();
+        assert_close("d/dx", gx, 3.0 * w[0] + 2.0 * big, 1e-13, 1e-13);
+        for i in 0..3 {
+            let want = if i == 0 { 3.0 * x } else { 0.0 } + if w[i] > 1.0 { 2.0 * x } else { 0.0 };
+            assert_close("d/dw", gw[i], want, 1e-13, 1e-13);
+        }
+    }
+}

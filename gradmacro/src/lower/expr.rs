@@ -487,7 +487,7 @@ impl Lowerer<'_> {
     /// In a function generic over `T`, a constant whose type is `T`: a
     /// float literal, `T::zero()`, `T::from(c).unwrap()`, a float method of
     /// one, arithmetic on them, or a local annotated `T`.
-    fn generic_float_constant(&self, e: &Expr) -> bool {
+    pub(crate) fn generic_float_constant(&self, e: &Expr) -> bool {
         let Some(g) = self.float.generic() else {
             return false;
         };
@@ -509,6 +509,16 @@ impl Lowerer<'_> {
             {
                 self.generic_float_constant(&m.receiver)
             }
+            // `w.iter().sum::<T>()`
+            Expr::MethodCall(m) if m.method == "sum" || m.method == "product" => {
+                m.turbofish.as_ref().is_some_and(|t| {
+                    matches!(t.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(p))) if p.path.is_ident(g))
+                })
+            }
+            Expr::Block(b) => match b.block.stmts.last() {
+                Some(syn::Stmt::Expr(tail, None)) => self.generic_float_constant(tail),
+                _ => false,
+            },
             Expr::Path(p) => p
                 .path
                 .get_ident()
@@ -647,7 +657,8 @@ impl Lowerer<'_> {
     }
 }
 
-/// A block with statements, or an `if` with a branch that a filtered sum
+/// A block with statements (or holding one that has), or an `if` with a
+/// branch that a filtered sum
 /// made a loop and its float (`v[4] = if c { 1.0 } else { .. };`; an integer
 /// `if` is kept as written).
 fn holds_statements(e: &Expr) -> bool {
@@ -668,7 +679,14 @@ fn holds_statements(e: &Expr) -> bool {
         }
     }
     match super::strip(e) {
-        Expr::Block(b) => b.label.is_none() && b.block.stmts.len() > 1,
+        // `{ { ..; v } }`, as a closure's block body written out at its call.
+        Expr::Block(b) => {
+            b.label.is_none()
+                && match b.block.stmts.as_slice() {
+                    [syn::Stmt::Expr(inner, None)] => holds_statements(inner),
+                    stmts => stmts.len() > 1,
+                }
+        }
         Expr::If(_) => branches(e),
         _ => false,
     }

@@ -677,8 +677,17 @@ impl<'a> Lowerer<'a> {
             Val::Const(_) => VarKind::Passive,
             _ => VarKind::Active,
         };
+        // A generic constant's type, for a declaration placed before its
+        // value (a generic `T` has no `Default` to stand in for it).
+        let ty = ty.map(ToTokens::to_token_stream).or_else(|| {
+            let g = self
+                .float
+                .generic()
+                .filter(|_| self.generic_float_constant(e))?;
+            Some(quote::quote!(#g))
+        });
         let v = self.declare(name, kind, name.span());
-        self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+        self.vars[v.0].ty = ty;
         // `let m = x.iter().max_by(..).unwrap();` is a `&f64` to the user,
         // who reads it as `*m`.
         self.vars[v.0].deref_transparent = kind == VarKind::Active && extrema::yields_reference(e);

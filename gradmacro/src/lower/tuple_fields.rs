@@ -59,6 +59,16 @@ impl<'ast> Visit<'ast> for Uses {
         }
     }
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // `vec![..]` is read as the expressions it holds.
+        let mut copy = m.clone();
+        let mut parsed = false;
+        super::sugar::in_vec_macro(&mut copy, |e| {
+            parsed = true;
+            self.visit_expr(e);
+        });
+        if parsed {
+            return;
+        }
         // Tokens the visitor cannot see into: a mention there counts as bare.
         let mentions = m
             .tokens
@@ -93,6 +103,9 @@ impl Fields<'_> {
 impl VisitMut for Fields<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         self.tail(&mut b.stmts);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        super::sugar::in_vec_macro(m, |e| self.visit_expr_mut(e));
     }
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Field(f) = e {
@@ -178,6 +191,9 @@ impl VisitMut for Blocks<'_> {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         rewrite(&mut b.stmts, self.0);
         syn::visit_mut::visit_block_mut(self, b);
+    }
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        super::sugar::in_vec_macro(m, |e| self.visit_expr_mut(e));
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
