@@ -595,3 +595,28 @@ fn generic_constants_before_an_early_return() {
     let (_, dx) = early_constants_grad(0.5f32);
     assert_near("d/dx f32", dx, 0.5f32.cos());
 }
+
+/// Shrunk from the differential test: a constant array a call returns,
+/// written `[T; 2]`, read by the reverse sweep of a function that may
+/// `return` early. f = (w₀ + w₁²) y, or 1 when n > 1.
+#[differentiate(wrt(y))]
+fn constant_array_call<T: Float>(w: &[T], n: usize, y: T) -> T {
+    let c: [T; 2] = pair(w[0], w[1]);
+    if n > 1 {
+        return T::one();
+    }
+    c[1] * y
+}
+
+#[test]
+fn a_constant_array_before_an_early_return() {
+    for (w, n, y) in [
+        ([0.5, 1.5], 0, 2.0),
+        ([-1.0, 0.25], 1, -0.5),
+        ([2.0, 2.0], 3, 1.0),
+    ] {
+        let (value, dy) = constant_array_call_grad(&w, n, y);
+        assert_bits("value", value, constant_array_call(&w, n, y));
+        assert_near("d/dy", dy, if n > 1 { 0.0 } else { w[0] + w[1] * w[1] });
+    }
+}

@@ -512,9 +512,26 @@ impl Emitter<'_> {
                 quote!(let mut #ident: #ty = #zero;)
             }
             _ => match &v.ty {
+                // `[T; N]` written by the user (a constant a call returns).
+                Some(t) if self.float_array_len(t).is_some() => {
+                    let n = self.float_array_len(t);
+                    quote!(let mut #ident: #t = [#zero; #n];)
+                }
                 Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
                 None => quote!(let mut #ident = ::core::default::Default::default();),
             },
+        }
+    }
+
+    /// `N` of a type `[F; N]`, `F` the function's float type.
+    fn float_array_len(&self, ty: &TokenStream) -> Option<syn::Expr> {
+        match syn::parse2::<syn::Type>(ty.clone()).ok()? {
+            syn::Type::Array(a)
+                if quote::ToTokens::to_token_stream(&a.elem).to_string() == self.ty.to_string() =>
+            {
+                Some(a.len)
+            }
+            _ => None,
         }
     }
 
