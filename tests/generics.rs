@@ -620,3 +620,30 @@ fn a_constant_array_before_an_early_return() {
         assert_near("d/dy", dy, if n > 1 { 0.0 } else { w[0] + w[1] * w[1] });
     }
 }
+
+/// Shrunk from the differential test: a constant chosen by an `if` whose
+/// condition reads `x`, before which the function may `return`.
+/// f = ⌊p⌋ x + atan p, p = 3 when cos x > 0.6 else 2.5; x when x > 5.
+#[differentiate]
+fn branch_constant<T: Float>(x: T) -> T {
+    for _ in 0..=3 {
+        if x > T::from(5.0).unwrap() {
+            return x;
+        }
+    }
+    let p = if x.cos() > T::from(0.6).unwrap() {
+        T::from(std::f64::consts::PI).unwrap().floor()
+    } else {
+        T::from(2.5).unwrap()
+    };
+    p.floor() * x + p.atan()
+}
+
+#[test]
+fn a_constant_chosen_by_a_branch_before_an_early_return() {
+    for (x, want) in [(0.5, 3.0), (2.0, 2.0), (6.0, 1.0)] {
+        let (value, dx) = branch_constant_grad(x);
+        assert_bits("value", value, branch_constant(x));
+        assert_near("d/dx", dx, want);
+    }
+}

@@ -515,16 +515,26 @@ impl Lowerer<'_> {
                     matches!(t.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(p))) if p.path.is_ident(g))
                 })
             }
-            Expr::Block(b) => match b.block.stmts.last() {
-                Some(syn::Stmt::Expr(tail, None)) => self.generic_float_constant(tail),
-                _ => false,
-            },
+            Expr::Block(b) => self.generic_float_block(&b.block),
+            // `if c { T::zero() } else { .. }`, `match`: what a branch gives.
+            Expr::If(i) => {
+                self.generic_float_block(&i.then_branch)
+                    || i.else_branch.as_ref().is_some_and(|(_, e)| self.generic_float_constant(e))
+            }
+            Expr::Match(m) => m.arms.iter().any(|a| self.generic_float_constant(&a.body)),
             Expr::Path(p) => p
                 .path
                 .get_ident()
                 .and_then(|i| self.resolve(&i.to_string()))
                 .and_then(|v| self.vars[v.0].ty.as_ref())
                 .is_some_and(|t| *g == t.to_string()),
+            _ => false,
+        }
+    }
+
+    fn generic_float_block(&self, b: &syn::Block) -> bool {
+        match b.stmts.last() {
+            Some(syn::Stmt::Expr(tail, None)) => self.generic_float_constant(tail),
             _ => false,
         }
     }

@@ -665,8 +665,9 @@ impl<'a> Lowerer<'a> {
         if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_))
             && rename::mentions_active(e, self)
         {
+            let ty = self.declared_type(ty, e);
             let v = self.declare_unbound(name, VarKind::Passive, name.span());
-            self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+            self.vars[v.0].ty = ty;
             self.cur.push(Stmt::Declare(v));
             self.assign_expr(v, e);
             self.bind(name, v);
@@ -677,21 +678,26 @@ impl<'a> Lowerer<'a> {
             Val::Const(_) => VarKind::Passive,
             _ => VarKind::Active,
         };
-        // A generic constant's type, for a declaration placed before its
-        // value (a generic `T` has no `Default` to stand in for it).
-        let ty = ty.map(ToTokens::to_token_stream).or_else(|| {
-            let g = self
-                .float
-                .generic()
-                .filter(|_| self.generic_float_constant(e))?;
-            Some(quote::quote!(#g))
-        });
+        let ty = self.declared_type(ty, e);
         let v = self.declare(name, kind, name.span());
         self.vars[v.0].ty = ty;
         // `let m = x.iter().max_by(..).unwrap();` is a `&f64` to the user,
         // who reads it as `*m`.
         self.vars[v.0].deref_transparent = kind == VarKind::Active && extrema::yields_reference(e);
         self.write(v, val, e);
+    }
+
+    /// The type a `let` writes, or for a generic float constant, `T`: a
+    /// declaration placed before its value needs it (`T` has no `Default`
+    /// to stand in for it).
+    fn declared_type(&self, ty: Option<&syn::Type>, e: &syn::Expr) -> Option<TokenStream> {
+        ty.map(ToTokens::to_token_stream).or_else(|| {
+            let g = self
+                .float
+                .generic()
+                .filter(|_| self.generic_float_constant(e))?;
+            Some(quote::quote!(#g))
+        })
     }
 
     /// `let p: [f64; 2] = g(x, ..);` (or `Vec<f64>`): a call of a
