@@ -507,7 +507,7 @@ fn constant_float_arguments_of_generic_calls() {
 /// element of a constant float buffer overwritten in a branch (its old
 /// value recorded); a typed constant array and a float parameter assigned
 /// in a branch. With c = #{wᵢ < 1}: f = (Σw + x + c) · (z' − 1) · Σcells
-/// + Σ[1.5, x, ..], z' = 1 when w has more than 1 element, else z.
+/// + 1.5 + x, z' = 2 when w has more than 1 element, else z.
 #[differentiate]
 #[allow(clippy::needless_range_loop, clippy::useless_vec)]
 fn counted<T: Float>(x: T, w: &[T], mut z: T) -> T {

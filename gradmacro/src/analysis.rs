@@ -434,11 +434,7 @@ pub fn analyze(f: &Func) -> Analysis {
     });
     // Annotated with the function's float type, or read or written by a
     // float step.
-    let float_ty = match &f.float {
-        Float::F64 => "f64".to_string(),
-        Float::F32 => "f32".to_string(),
-        Float::Generic(g) => g.to_string(),
-    };
+    let float_ty = crate::emit::float_ty(&f.float).to_string();
     let mut floats: Vec<bool> = f
         .vars
         .iter()

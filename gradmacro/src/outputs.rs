@@ -51,10 +51,7 @@ fn generic(f: &syn::ItemFn) -> Option<Ident> {
 fn output_of(ty: &Type, generic: Option<&Ident>) -> Option<(Type, Kind)> {
     let Type::Reference(r) = ty else { return None };
     r.mutability?;
-    let float = |t: &Type| {
-        crate::signature::float_name(t).is_some()
-            || matches!((t, generic), (Type::Path(p), Some(g)) if p.qself.is_none() && p.path.is_ident(g))
-    };
+    let float = |t: &Type| crate::signature::is_float(t, generic);
     match &*r.elem {
         Type::Slice(s) if float(&s.elem) => Some(((*s.elem).clone(), Kind::Buffer(None))),
         Type::Array(a) if float(&a.elem) => {
@@ -126,7 +123,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    let helper = rewrite(f, &outputs, generic.is_some());
+    let helper = rewrite(f, &outputs);
     let flags_name = format_ident!("__{}_{}", f.sig.ident, FLAGS);
     let n = f.sig.inputs.len();
     let is_output = (0..n).map(|i| outputs.iter().any(|o| o.index == i));
@@ -180,16 +177,11 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
 /// Vec<f64>`: the body runs on a local copy of `out`, returned. Several
 /// outputs are returned one after another in parameter order, a `&mut f64`
 /// as one element.
-fn rewrite(f: &syn::ItemFn, outputs: &[Output], generic: bool) -> syn::ItemFn {
+fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
     let mut names = Names::avoiding(f.to_token_stream());
     let k = names.fresh("k");
     let elem = &outputs[0].elem;
-    // A generic `T` has no literals: `T::zero()`.
-    let zero = if generic {
-        quote!(#elem::zero())
-    } else {
-        quote!(0.0)
-    };
+    let zero = crate::generic::lit(&elem.to_token_stream(), "0.0");
     let mut sig = f.sig.clone();
     sig.ident = format_ident!("{}_{}", f.sig.ident, SUFFIX);
     sig.output = syn::parse_quote!(-> ::std::vec::Vec<#elem>);

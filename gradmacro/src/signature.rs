@@ -327,6 +327,13 @@ pub fn check(sig: &Signature, args: &Args, cx: &mut Ctxt) -> Option<Signature_> 
 }
 
 /// `Some("f64")`/`Some("f32")` for a float type.
+/// Whether `ty` is `f64`, `f32` or the function's generic float `T`.
+pub(crate) fn is_float(ty: &Type, generic: Option<&syn::Ident>) -> bool {
+    simple_type(ty)
+        .and_then(|n| float_of(&n, generic))
+        .is_some()
+}
+
 pub fn float_name(ty: &Type) -> Option<&'static str> {
     match simple_type(ty)?.as_str() {
         "f64" => Some("f64"),

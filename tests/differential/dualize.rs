@@ -106,7 +106,7 @@ impl Sig {
     }
 }
 
-fn is_f64(ty: &Type) -> bool {
+pub fn is_f64(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
 }
 
@@ -249,26 +249,29 @@ struct ToDual {
     structs: Vec<String>,
 }
 
-impl ToDual {
-    /// `vec![e; n]` and `vec![a, b]`, their elements rewritten.
-    fn vec_macro(&mut self, m: &mut syn::ExprMacro) {
-        use syn::parse::Parser;
-        let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
-            let value: Expr = input.parse()?;
-            input.parse::<syn::Token![;]>()?;
-            Ok((value, input.parse()?))
-        };
-        if let Ok((mut value, mut len)) = repeat.parse2(m.mac.tokens.clone()) {
-            self.visit_expr_mut(&mut value);
-            self.visit_expr_mut(&mut len);
-            m.mac.tokens = quote!(#value; #len);
-            return;
+/// Applies `f` to the expressions of `vec![e; n]` or `vec![a, b]` (whose
+/// tokens syn leaves unparsed); `false` if they are neither.
+pub fn in_vec_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) -> bool {
+    use syn::parse::Parser;
+    let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
+        let value: Expr = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        Ok((value, input.parse()?))
+    };
+    if let Ok((mut value, mut len)) = repeat.parse2(m.tokens.clone()) {
+        f(&mut value);
+        f(&mut len);
+        m.tokens = quote!(#value; #len);
+        return true;
+    }
+    let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    match list.parse2(m.tokens.clone()) {
+        Ok(mut elems) => {
+            elems.iter_mut().for_each(f);
+            m.tokens = quote!(#elems);
+            true
         }
-        let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-        if let Ok(mut elems) = list.parse2(m.mac.tokens.clone()) {
-            elems.iter_mut().for_each(|e| self.visit_expr_mut(e));
-            m.mac.tokens = quote!(#elems);
-        }
+        Err(_) => false,
     }
 }
 
@@ -307,7 +310,9 @@ impl VisitMut for ToDual {
                 let p = p.clone();
                 *e = parse_quote!(D::c(#p));
             }
-            Expr::Macro(m) if m.mac.path.is_ident("vec") => self.vec_macro(m),
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                in_vec_macro(&mut m.mac, |e| self.visit_expr_mut(e));
+            }
             Expr::Binary(b) if matches!(&*b.left, Expr::Index(_)) => {
                 visit_mut::visit_expr_binary_mut(self, b);
                 if let Some(op) = plain_op(&b.op) {

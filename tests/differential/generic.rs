@@ -8,6 +8,7 @@
 //! transformation cannot express generically shows as the generator's error,
 //! not the macro's.
 
+use super::dualize::{in_vec_macro, is_f64};
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::visit_mut::{self, VisitMut};
@@ -103,10 +104,6 @@ struct Generic<'a> {
     arrays: &'a [(String, Type)],
 }
 
-fn is_f64(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("f64"))
-}
-
 /// `c` as `T::from(c).unwrap()`, for a float literal (or an integer one
 /// with the suffix `f64`).
 fn constant(lit: &Lit) -> Option<Expr> {
@@ -151,7 +148,6 @@ impl Generic<'_> {
     /// The arguments of `vec![..]`, made generic; anything else in a macro
     /// that names a float fails the twin.
     fn macro_tokens(&mut self, m: &mut syn::Macro) {
-        use syn::parse::Parser;
         let floats = m.tokens.clone().into_iter().any(|t| match t {
             proc_macro2::TokenTree::Literal(l) => {
                 let s = l.to_string();
@@ -164,30 +160,8 @@ impl Generic<'_> {
         if !floats {
             return;
         }
-        if !m.path.is_ident("vec") {
+        if !m.path.is_ident("vec") || !in_vec_macro(m, |e| self.visit_expr_mut(e)) {
             self.failed = true;
-            return;
-        }
-        let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
-            let v: Expr = input.parse()?;
-            input.parse::<syn::Token![;]>()?;
-            Ok((v, input.parse()?))
-        };
-        if let Ok((mut v, mut n)) = repeat.parse2(m.tokens.clone()) {
-            self.visit_expr_mut(&mut v);
-            self.visit_expr_mut(&mut n);
-            m.tokens = quote!(#v; #n);
-            return;
-        }
-        let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-        match list.parse2(m.tokens.clone()) {
-            Ok(mut elems) => {
-                for e in elems.iter_mut() {
-                    self.visit_expr_mut(e);
-                }
-                m.tokens = elems.to_token_stream();
-            }
-            Err(_) => self.failed = true,
         }
     }
 }

@@ -511,14 +511,13 @@ impl Emitter<'_> {
             Shape::Scalar if v.kind == VarKind::Active || self.a.floats[id.0] => {
                 quote!(let mut #ident: #ty = #zero;)
             }
-            _ => match &v.ty {
+            _ => match (&v.ty, v.ty.as_ref().and_then(|t| self.float_array_len(t))) {
                 // `[T; N]` written by the user (a constant a call returns).
-                Some(t) if self.float_array_len(t).is_some() => {
-                    let n = self.float_array_len(t);
-                    quote!(let mut #ident: #t = [#zero; #n];)
+                (Some(t), Some(n)) => quote!(let mut #ident: #t = [#zero; #n];),
+                (Some(t), None) => {
+                    quote!(let mut #ident: #t = ::core::default::Default::default();)
                 }
-                Some(t) => quote!(let mut #ident: #t = ::core::default::Default::default();),
-                None => quote!(let mut #ident = ::core::default::Default::default();),
+                (None, _) => quote!(let mut #ident = ::core::default::Default::default();),
             },
         }
     }

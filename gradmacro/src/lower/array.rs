@@ -140,7 +140,7 @@ impl<'a> Lowerer<'a> {
         let generic = self
             .float
             .generic()
-            .is_some_and(|g| names(&a.init.tokens, g));
+            .is_some_and(|g| super::sugar::mentions(a.init.tokens.clone(), &g.to_string()));
         self.vars[v.0].float_elems |=
             self.is_active(v) || has_float_literal(&a.init.tokens) || generic;
         self.vars[v.0].shape = Shape::Array { len: a.len };
@@ -366,15 +366,6 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Whether passive code contains a float literal (`vec![0.0; n]` holds floats).
-/// Whether `ts` names `ident` anywhere.
-fn names(ts: &TokenStream, ident: &proc_macro2::Ident) -> bool {
-    ts.clone().into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(i) => i == *ident,
-        proc_macro2::TokenTree::Group(g) => names(&g.stream(), ident),
-        _ => false,
-    })
-}
-
 pub(crate) fn has_float_literal(ts: &TokenStream) -> bool {
     ts.clone().into_iter().any(|tt| match tt {
         proc_macro2::TokenTree::Literal(l) => {

@@ -254,12 +254,9 @@ impl Lowerer<'_> {
                 // `T::from(v.iter().count()).unwrap()`: an integer made a
                 // float, as `count() as f64` is.
                 Val::Const(p) => {
-                    let tokens = &p.tokens;
+                    let (g, tokens) = (self.float.generic(), &p.tokens);
                     Val::Const(Passive {
-                        tokens: {
-                            let g = self.float.generic();
-                            quote::quote!(#g::from(#tokens).unwrap())
-                        },
+                        tokens: quote::quote!(#g::from(#tokens).unwrap()),
                         primary: true,
                         reads: p.reads,
                     })
@@ -668,9 +665,8 @@ impl Lowerer<'_> {
 }
 
 /// A block with statements (or holding one that has), or an `if` with a
-/// branch that a filtered sum
-/// made a loop and its float (`v[4] = if c { 1.0 } else { .. };`; an integer
-/// `if` is kept as written).
+/// branch that a filtered sum made a loop and its float (`v[4] = if c { 1.0 }
+/// else { .. };`; an integer `if` is kept as written).
 fn holds_statements(e: &Expr) -> bool {
     fn summed(b: &syn::Block) -> bool {
         let tail = match b.stmts.last() {

@@ -363,7 +363,7 @@ fn pat_names(p: &Pat, out: &mut HashSet<String>) {
 }
 
 /// Whether `name` occurs in `tokens`.
-fn mentions(tokens: TokenStream, name: &str) -> bool {
+pub(crate) fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => i == name,
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
