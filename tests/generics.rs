@@ -647,3 +647,39 @@ fn a_constant_chosen_by_a_branch_before_an_early_return() {
         assert_near("d/dx", dx, want);
     }
 }
+
+/// Shrunk from the differential test (program 900288): constant arrays of a
+/// float excluded by `wrt`, `[y, y]` and `[y; 2]`, filled by a
+/// differentiated helper, before which the function may `return`.
+/// `fill(a, out)`: out = [a, a + 1]. f = x (y + 1)², or y when y < 1.25.
+#[differentiate(wrt(x))]
+fn constant_arrays_of_a_parameter<T: Float>(x: T, y: T) -> T {
+    if y < T::from(1.25).unwrap() {
+        return y;
+    }
+    let mut a = [y, y];
+    let mut b = [y; 2];
+    fill(y, &mut a);
+    fill(y, &mut b);
+    x * a[1] * b[1]
+}
+#[differentiate]
+fn fill<T: Float>(v: T, out: &mut [T]) {
+    for o in out.iter_mut() {
+        *o = v;
+    }
+    out[1] = out[1] + T::one();
+}
+
+#[test]
+fn constant_arrays_of_a_parameter_before_an_early_return() {
+    for (x, y) in [(0.5f64, 2.0), (-1.5, 1.0), (3.0, 1.75)] {
+        let (value, dx) = constant_arrays_of_a_parameter_grad(x, y);
+        assert_bits("value", value, constant_arrays_of_a_parameter(x, y));
+        assert_near(
+            "d/dx",
+            dx,
+            if y < 1.25 { 0.0 } else { (y + 1.0) * (y + 1.0) },
+        );
+    }
+}

@@ -25,6 +25,15 @@ pub(crate) struct ArrayInit<'e> {
     pub empty: bool,
 }
 
+/// `[a, b]`, `[v; N]` or `vec![..]`: syntax that makes an array.
+pub(crate) fn creates_array(e: &Expr) -> bool {
+    match crate::lower::strip(e) {
+        Expr::Array(_) | Expr::Repeat(_) => true,
+        Expr::Macro(m) => m.mac.path.is_ident("vec"),
+        _ => false,
+    }
+}
+
 impl<'a> Lowerer<'a> {
     /// `vec![init; n]`, `vec![a, b]`, `[init; N]`, `[a, b]`, `Vec::new()`,
     /// `Vec::with_capacity(n)`.

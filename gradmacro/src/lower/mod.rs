@@ -223,6 +223,10 @@ pub(crate) fn lower(
         l.assigned[v.0] = Assigned::Yes;
         l.vars[v.0].shape = p.shape.clone();
         l.vars[v.0].float_elems = p.kind != ParamKind::Passive;
+        // A float excluded by `wrt(..)` is a constant of the float type.
+        if p.kind == ParamKind::ConstFloat && !p.shape.is_array() {
+            l.vars[v.0].ty = Some(p.ty.to_token_stream());
+        }
         l.vars[v.0].owned_vec = p.ty.to_token_stream().to_string().starts_with("Vec");
         l.params.push(v);
         params.push(Param {
@@ -658,7 +662,7 @@ impl<'a> Lowerer<'a> {
             };
             let v = self.declare(name, kind, name.span());
             self.vars[v.0].shape = Shape::Array { len: a.len.clone() };
-            self.vars[v.0].ty = ty.map(ToTokens::to_token_stream);
+            self.vars[v.0].ty = self.declared_type(ty, e);
             self.array_def(v, a);
             return;
         }
@@ -687,17 +691,27 @@ impl<'a> Lowerer<'a> {
         self.write(v, val, e);
     }
 
-    /// The type a `let` writes, or for a generic float constant, `T`: a
-    /// declaration placed before its value needs it (`T` has no `Default`
-    /// to stand in for it).
+    /// The type a `let` writes, or for a generic float constant, `T` (and
+    /// `[T; N]` for an array literal of them): a declaration placed before
+    /// its value needs it (`T` has no `Default` to stand in for it).
     fn declared_type(&self, ty: Option<&syn::Type>, e: &syn::Expr) -> Option<TokenStream> {
-        ty.map(ToTokens::to_token_stream).or_else(|| {
-            let g = self
-                .float
-                .generic()
-                .filter(|_| self.generic_float_constant(e))?;
-            Some(quote::quote!(#g))
-        })
+        ty.map(ToTokens::to_token_stream)
+            .or_else(|| self.generic_float_type(e))
+    }
+
+    fn generic_float_type(&self, e: &syn::Expr) -> Option<TokenStream> {
+        let g = self.float.generic()?;
+        match strip(e) {
+            syn::Expr::Array(a) if a.elems.iter().any(|x| self.generic_float_constant(x)) => {
+                let n = proc_macro2::Literal::usize_unsuffixed(a.elems.len());
+                Some(quote::quote!([#g; #n]))
+            }
+            syn::Expr::Repeat(r) if self.generic_float_constant(&r.expr) => {
+                let n = &r.len;
+                Some(quote::quote!([#g; #n]))
+            }
+            e => self.generic_float_constant(e).then(|| quote::quote!(#g)),
+        }
     }
 
     /// `let p: [f64; 2] = g(x, ..);` (or `Vec<f64>`): a call of a
@@ -832,6 +846,13 @@ impl<'a> Lowerer<'a> {
                 (None, Some(a)) if !self.is_param(v) => self.array_def(v, a),
                 _ => self.cx.error(whole, "an array can only be re-created (`v = vec![0.0; n];`, `v = x[a..b].to_vec();`, `v = Vec::from(&w[..]);`) or written element by element (`v.copy_from_slice(&w)`, `v[i] = ..`)"),
             }
+            return;
+        }
+        if op.is_none() && array::creates_array(rhs) {
+            let msg = format!("`{name}` was declared without a value, so it is not known as an array here: declare it with its array (`let mut {name} = [0.0; 2];`, `let mut {name} = vec![0.0; n];`), then assign");
+            self.cx.error(whole, msg);
+            // Reported: its uses as an array add no second error.
+            self.vars[v.0].shape = Shape::Array { len: None };
             return;
         }
         if self.is_active(v) {
