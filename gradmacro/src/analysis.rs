@@ -488,7 +488,7 @@ pub fn analyze(f: &Func) -> Analysis {
         unneeded: HashSet::new(),
         inverted: HashMap::new(),
     };
-    unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
+    let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     a.inverted = invertible(f, &a);
     let mut restored = vec![false; n];
     let mut writers = vec![0; n];
@@ -881,81 +881,118 @@ pub fn write_key(s: &Stmt) -> StmtId {
 /// written at `p` and overwritten at `w` with nothing in between reading `v`
 /// backwards, `p`'s own reverse not reading its output, and `w` not reading
 /// the old `v` itself, the value `w` destroys is never needed: `s *= x;
-/// s += 1.0;` records `s` once per iteration, not twice.
-fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<StmtId>) {
+/// s += 1.0;` records `s` once per iteration, not twice. Returns what the
+/// block does, nested statements included, for the construct holding it.
+fn unneeded_saves(b: &Block, adj: &[bool], out: &mut HashSet<StmtId>) -> Effects {
     let mut last: HashMap<VarId, (bool, bool)> = HashMap::new(); // var -> (prev reads out, read since)
+    let mut effects = Effects::default();
     for s in &b.stmts {
-        match s {
+        let mut inner = match s {
             Stmt::If(i) => {
-                unneeded_saves(&i.then, adj, out);
-                unneeded_saves(&i.els, adj, out);
-                let kept = unread_inside(&[&i.then, &i.els], adj, &last, out);
-                last.clear();
-                last.extend(kept);
-                continue;
+                unneeded_saves(&i.then, adj, out).merge(unneeded_saves(&i.els, adj, out))
             }
-            Stmt::Loop(l) => {
-                unneeded_saves(&l.body, adj, out);
-                let kept = unread_inside(&[&l.body], adj, &last, out);
-                last.clear();
-                last.extend(kept);
-                continue;
-            }
-            _ => {}
-        }
-        let (reads, reads_out) = reverse_reads(s, adj);
-        for v in &reads {
-            if let Some(entry) = last.get_mut(v) {
-                entry.1 = true;
-            }
-        }
-        if let Some(v) = written(s) {
-            if let Some(&(prev_out, read_since)) = last.get(&v) {
-                if !prev_out && !read_since && !reads.contains(&v) {
-                    out.insert(write_key(s));
+            Stmt::Loop(l) => unneeded_saves(&l.body, adj, out),
+            _ => {
+                let (reads, reads_out) = reverse_reads(s, adj);
+                for v in &reads {
+                    if let Some(entry) = last.get_mut(v) {
+                        entry.1 = true;
+                    }
                 }
+                if let Some(v) = written(s) {
+                    if let Some(&(prev_out, read_since)) = last.get(&v) {
+                        if !prev_out && !read_since && !reads.contains(&v) {
+                            out.insert(write_key(s));
+                        }
+                    }
+                    last.insert(v, (reads_out, false));
+                    if reads_out {
+                        effects.reads.insert(v);
+                    }
+                    effects.writes.entry(v).or_default().push(write_key(s));
+                }
+                effects.reads.extend(reads);
+                continue;
             }
-            last.insert(v, (reads_out, false));
+        };
+        let kept = unread_inside(&mut inner, &last, out);
+        last.clear();
+        last.extend(kept);
+        effects = effects.merge(inner);
+    }
+    effects
+}
+
+/// What a block does backwards, nested statements included: the variables
+/// the reverse sweep reads there, and the writes of each variable whose old
+/// value is not yet known to be unread. Summed from the innermost blocks
+/// out, smaller into larger, so each statement is looked at once.
+#[derive(Default)]
+struct Effects {
+    reads: HashSet<VarId>,
+    writes: HashMap<VarId, Vec<StmtId>>,
+}
+
+impl Effects {
+    fn merge(mut self, mut other: Effects) -> Effects {
+        if self.reads.len() < other.reads.len() {
+            std::mem::swap(&mut self.reads, &mut other.reads);
         }
+        self.reads.extend(other.reads);
+        if self.writes.len() < other.writes.len() {
+            std::mem::swap(&mut self.writes, &mut other.writes);
+        }
+        for (v, mut keys) in other.writes {
+            let mine = self.writes.entry(v).or_default();
+            if mine.len() < keys.len() {
+                std::mem::swap(mine, &mut keys);
+            }
+            mine.extend(keys);
+        }
+        self
     }
 }
 
-/// A loop or an `if` (its `blocks`) seen as one write of each variable it
-/// writes: where nothing in it reads `v` backwards and, in the enclosing
-/// block, `v` was written before (`last`, as in [`unneeded_saves`]) with
-/// nothing since reading it backwards, what the construct destroys is never
-/// read, and its writes of `v` record nothing: `z = b[j]; for k in .. { z +=
-/// w[k] * x[k]; } a = z.tanh();` records `z` once per `j` (at `z = b[j]`), not
-/// once per `k`. Returns, for the block, the writes that count as one whose
-/// old value is not read.
+/// A loop or an `if` (`inner`, what its blocks do) seen as one write of each
+/// variable it writes: where nothing in it reads `v` backwards and, in the
+/// enclosing block, `v` was written before (`last`, as in
+/// [`unneeded_saves`]) with nothing since reading it backwards, what the
+/// construct destroys is never read, and its writes of `v` record nothing:
+/// `z = b[j]; for k in .. { z += w[k] * x[k]; } a = z.tanh();` records `z`
+/// once per `j` (at `z = b[j]`), not once per `k`. Returns, for the block,
+/// the variables whose writes count as one whose old value is not read.
 fn unread_inside(
-    blocks: &[&Block],
-    adj: &[bool],
+    inner: &mut Effects,
     last: &HashMap<VarId, (bool, bool)>,
     out: &mut HashSet<StmtId>,
 ) -> Vec<(VarId, (bool, bool))> {
-    let (mut writes, mut reads) = (Vec::new(), HashSet::new());
-    blocks.iter().for_each(|b| {
-        walk(b, &mut |s| {
-            let (r, reads_out) = reverse_reads(s, adj);
-            reads.extend(r);
-            if let Some(v) = written(s) {
-                if reads_out {
-                    reads.insert(v);
-                }
-                writes.push((v, write_key(s)));
-            }
-        })
-    });
-    let free = |v: &VarId| !reads.contains(v) && matches!(last.get(v), Some(&(false, false)));
-    let mut kept = Vec::new();
-    for (v, key) in writes {
-        if free(&v) {
-            out.insert(key);
-            kept.push((v, (false, false)));
-        }
+    let free = |v: &VarId, reads: &HashSet<VarId>| {
+        !reads.contains(v) && matches!(last.get(v), Some(&(false, false)))
+    };
+    let found: Vec<VarId> = if last.len() <= inner.writes.len() {
+        last.keys()
+            .filter(|v| inner.writes.contains_key(v) && free(v, &inner.reads))
+            .copied()
+            .collect()
+    } else {
+        inner
+            .writes
+            .keys()
+            .filter(|v| free(v, &inner.reads))
+            .copied()
+            .collect()
+    };
+    // Once found, a write needs no second look from an enclosing construct.
+    for v in &found {
+        out.extend(
+            inner
+                .writes
+                .get_mut(v)
+                .map(std::mem::take)
+                .unwrap_or_default(),
+        );
     }
-    kept
+    found.into_iter().map(|v| (v, (false, false))).collect()
 }
 
 /// Whether a block writes anything, nested blocks included.

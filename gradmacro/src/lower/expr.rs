@@ -816,15 +816,27 @@ pub(crate) fn unsupported_adaptor(e: &Expr) -> Option<&syn::Ident> {
     ];
     let mut culprit = None;
     let mut e = e;
+    let mut top = true;
     while let Expr::MethodCall(inner) = crate::lower::strip(e) {
         // `x.iter().max_by(..).unwrap()` inside is lowered on its own.
         if super::extrema::is_extremum(e) {
             break;
         }
-        if !LOOP_FORMS.contains(&inner.method.to_string().as_str()) {
+        let method = inner.method.to_string();
+        // So is the receiver of a float method (`.sum::<f64>().sin()`), and
+        // its chain looked at then: walking `x.sin().sin()..` at each
+        // level was quadratic.
+        if !top
+            && Prim::from_method(&method).is_some()
+            && !ITERATOR_METHODS.contains(&method.as_str())
+        {
+            break;
+        }
+        if !LOOP_FORMS.contains(&method.as_str()) {
             culprit = Some(&inner.method);
         }
         e = &inner.receiver;
+        top = false;
     }
     culprit
 }

@@ -19,6 +19,7 @@ pub(crate) mod recopy;
 mod reject;
 pub mod rename;
 pub(crate) mod reslice;
+mod scopes;
 pub(crate) mod sugar;
 pub(crate) mod tuple_fields;
 pub(crate) mod vec_macros;
@@ -34,7 +35,7 @@ use crate::signature::{ParamKind, Signature_};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::ToTokens;
 use rename::{Alias, Binding, Resolve};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Is a variable assigned at this point of the program (for `let v;` and writes)?
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -105,7 +106,7 @@ pub(crate) struct Lowerer<'a> {
     /// Declaration key (see `decl_key`) of each user-declared variable.
     var_decl: Vec<Option<usize>>,
     pub(crate) assigned: Vec<Assigned>,
-    scopes: Vec<HashMap<String, Binding>>,
+    scopes: scopes::Scopes,
     /// Declarations known to be active (from earlier attempts).
     promoted: &'a HashSet<usize>,
     /// Declarations found to need promotion in this attempt.
@@ -130,7 +131,7 @@ pub(crate) struct Lowerer<'a> {
 
 impl Resolve for Lowerer<'_> {
     fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+        self.scopes.get(name).cloned()
     }
     fn deref_transparent(&self, var: VarId) -> bool {
         self.vars[var.0].deref_transparent
@@ -197,7 +198,7 @@ pub(crate) fn lower(
         var_block: Vec::new(),
         var_decl: Vec::new(),
         assigned: Vec::new(),
-        scopes: vec![HashMap::new()],
+        scopes: scopes::Scopes::new(),
         promoted,
         promote: HashSet::new(),
         vecs,
@@ -342,24 +343,18 @@ impl<'a> Lowerer<'a> {
 
     fn bind(&mut self, name: &syn::Ident, id: VarId) {
         let key = name.to_string();
-        self.scopes
-            .last_mut()
-            .expect("a scope")
-            .insert(key, Binding::Var(id));
+        self.scopes.insert(key, Binding::Var(id));
     }
 
     pub(crate) fn bind_alias(&mut self, name: &syn::Ident, alias: Alias) {
         let key = name.to_string();
-        self.scopes
-            .last_mut()
-            .expect("a scope")
-            .insert(key, Binding::Alias(Box::new(alias)));
+        self.scopes.insert(key, Binding::Alias(Box::new(alias)));
     }
 
     /// Points `name` at a new version, in the scope that declared it.
     fn rebind(&mut self, old: VarId, new: VarId) {
         let name = &self.user_name[old.0];
-        for scope in self.scopes.iter_mut().rev() {
+        for scope in self.scopes.frames_mut() {
             // Looked up under its own name first: scanning a scope of
             // thousands of `let`s for every `s += x` would be quadratic.
             if let Some(slot) = scope.get_mut(name) {
@@ -429,7 +424,7 @@ impl<'a> Lowerer<'a> {
 
     /// Runs `f` in a nested scope (names declared inside are not visible after).
     fn scoped<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.scopes.push(HashMap::new());
+        self.scopes.push();
         let r = f(self);
         self.scopes.pop();
         r
@@ -644,8 +639,7 @@ impl<'a> Lowerer<'a> {
         let e = &*init.expr;
         if let syn::Expr::Closure(_) = strip(e) {
             // Its calls were written out before lowering (`sugar.rs`).
-            let scope = self.scopes.last_mut().expect("a scope");
-            scope.insert(name.to_string(), Binding::Closure);
+            self.scopes.insert(name.to_string(), Binding::Closure);
             return;
         }
         if self.collected(name, ty, e) {

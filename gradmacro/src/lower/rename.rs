@@ -89,11 +89,17 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
                 syn::visit::visit_expr(self, e);
             }
         }
-        // Right operand first: in a left-deep chain (`x * y * z * ..`) it is
-        // near the top.
+        // A name first, then the other operand: in a chain (`x * y * z * ..`,
+        // `x + (y + (..))`) the other one holds the rest of it.
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            self.visit_expr(&b.right);
-            self.visit_expr(&b.left);
+            let name = |e: &Expr| matches!(super::strip(e), Expr::Path(_));
+            if name(&b.left) && !name(&b.right) {
+                self.visit_expr(&b.left);
+                self.visit_expr(&b.right);
+            } else {
+                self.visit_expr(&b.right);
+                self.visit_expr(&b.left);
+            }
         }
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             if let Some(id) = p.path.get_ident() {
