@@ -683,3 +683,32 @@ fn constant_arrays_of_a_parameter_before_an_early_return() {
         );
     }
 }
+
+/// Shrunk from the differential test (program 1015368): an element of a
+/// constant float buffer passed to a differentiated callee. Its tangent and
+/// adjoint slots take zeros of `T`, which has no `Default`.
+/// f = x · scaled(buf₀, x) = x · buf₀ x² with buf₀ = 1.5: f' = 4.5 x².
+#[differentiate(tangent)]
+#[allow(clippy::useless_vec)]
+fn buffer_element_argument<T: Float>(x: T) -> T {
+    let mut buf = vec![T::from(0.5).unwrap(); 3];
+    buf[0] = buf[0] * T::from(3.0).unwrap();
+    x * scaled(buf[0], x)
+}
+#[differentiate(tangent)]
+fn scaled<T: Float>(c: T, x: T) -> T {
+    c * x * x
+}
+
+#[test]
+fn an_element_of_a_constant_buffer_as_an_argument() {
+    for x in [0.5f64, -1.25, 2.0] {
+        let want = 4.5 * x * x;
+        let (value, dx) = buffer_element_argument_grad(x);
+        assert_bits("value", value, buffer_element_argument(x));
+        assert_near("d/dx", dx, want);
+        let (value, t) = buffer_element_argument_tangent(x, 2.0);
+        assert_bits("tangent value", value, buffer_element_argument(x));
+        assert_near("tangent", t, 2.0 * want);
+    }
+}

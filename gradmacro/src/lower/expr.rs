@@ -483,7 +483,8 @@ impl Lowerer<'_> {
 
     /// In a function generic over `T`, a constant whose type is `T`: a
     /// float literal, `T::zero()`, `T::from(c).unwrap()`, a float method of
-    /// one, arithmetic on them, or a local annotated `T`.
+    /// one, arithmetic on them, an element of a float array, or a local
+    /// annotated `T`.
     pub(crate) fn generic_float_constant(&self, e: &Expr) -> bool {
         let Some(g) = self.float.generic() else {
             return false;
@@ -519,6 +520,12 @@ impl Lowerer<'_> {
                     || i.else_branch.as_ref().is_some_and(|(_, e)| self.generic_float_constant(e))
             }
             Expr::Match(m) => m.arms.iter().any(|a| self.generic_float_constant(&a.body)),
+            // An element of an array of floats (`buf[0]`).
+            Expr::Index(ix) if !matches!(crate::lower::strip(&ix.index), Expr::Range(_)) => {
+                rename::local_name(&ix.expr)
+                    .and_then(|n| self.resolve(&n.to_string()))
+                    .is_some_and(|v| self.vars[v.0].shape.is_array() && self.vars[v.0].float_elems)
+            }
             Expr::Path(p) => p
                 .path
                 .get_ident()
