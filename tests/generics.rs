@@ -712,3 +712,24 @@ fn an_element_of_a_constant_buffer_as_an_argument() {
         assert_near("tangent", t, 2.0 * want);
     }
 }
+
+/// Shrunk from the differential test (program 1104198): a copy of a
+/// constant array parameter of known length, `*w`, declared before the
+/// forward sweep (the body ends in `return`). It is `[T; 5]` of zeros there.
+/// f = x w₁.
+#[differentiate(wrt(x))]
+#[allow(clippy::needless_return)]
+fn copied_array_parameter<T: Float>(_n: usize, x: T, w: &[T; 5]) -> T {
+    let tmp = *w;
+    return x * tmp[1];
+}
+
+#[test]
+fn a_copy_of_a_constant_array_parameter() {
+    let w = [0.5, -1.5, 2.0, 0.25, 3.0];
+    for x in [0.5f64, -1.25, 2.0] {
+        let (value, dx) = copied_array_parameter_grad(0, x, &w);
+        assert_bits("value", value, copied_array_parameter(0, x, &w));
+        assert_near("d/dx", dx, w[1]);
+    }
+}

@@ -221,6 +221,8 @@ impl Lowerer<'_> {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
             other => other,
         };
+        // The array copied: a copy of floats holds floats.
+        let mut source = None;
         let len = match copied {
             Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
                 "collect" => {
@@ -237,6 +239,7 @@ impl Lowerer<'_> {
                     let Some(arr) = self.array_var(strip(&m.receiver)) else {
                         return false;
                     };
+                    source = Some(arr);
                     match &self.vars[arr.0].shape {
                         Shape::Array { len: Some(n) } if m.method != "to_vec" => Some(n.clone()),
                         _ => None,
@@ -246,10 +249,13 @@ impl Lowerer<'_> {
             },
             // A fixed array is copied; a slice would only be borrowed again.
             src @ Expr::Path(_) => match self.array_var(src) {
-                Some(arr) => match &self.vars[arr.0].shape {
-                    Shape::Array { len: Some(n) } => Some(n.clone()),
-                    _ => return false,
-                },
+                Some(arr) => {
+                    source = Some(arr);
+                    match &self.vars[arr.0].shape {
+                        Shape::Array { len: Some(n) } => Some(n.clone()),
+                        _ => return false,
+                    }
+                }
                 None => return false,
             },
             _ => return false,
@@ -259,6 +265,9 @@ impl Lowerer<'_> {
         };
         let v = self.declare_unbound(name, VarKind::Passive, name.span());
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
+        // Before `array_def`, which reads it: a generic `[T; N]` of
+        // floats is declared as zeros (it is not `Default`).
+        self.vars[v.0].float_elems = source.is_some_and(|a| self.vars[a.0].float_elems);
         self.array_def(
             v,
             super::array::ArrayInit {
