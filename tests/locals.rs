@@ -6,7 +6,7 @@
 mod support;
 
 use gradmacro::differentiate;
-use support::{assert_bits, assert_close};
+use support::{assert_all_close, assert_bits, assert_close};
 
 #[differentiate(tangent)]
 fn tuples(x: f64, y: f64) -> f64 {
@@ -313,6 +313,58 @@ fn in_place_iteration() {
             assert_close("d/dw", g, x / 2.0 * x, 1e-12, 1e-12);
         }
         let (_, t) = in_place_tangent(x, &w, 1.0, &[0.0; 3]);
+        assert_close("tangent", t, gx, 1e-12, 1e-12);
+    }
+}
+
+/// In-place iteration zipped with another sequence, the buffer on either
+/// side, enumerated or not, the other side a parameter, a sub-slice, a range
+/// or a local buffer.
+#[differentiate(tangent)]
+fn zipped_in_place(x: f64, w: &[f64]) -> f64 {
+    let mut buf = vec![1.0; w.len()];
+    for (b, wi) in buf.iter_mut().zip(w) {
+        *b *= wi * x;
+    }
+    for (&wi, b) in w[1..].iter().zip(buf.iter_mut()) {
+        *b += wi;
+    }
+    let ones = [1.0, 1.0];
+    for (i, (b, &c)) in buf.iter_mut().zip(ones.iter()).enumerate() {
+        *b -= (i as f64 + i as f64 * c) * x;
+    }
+    let copy = buf.clone();
+    for (j, (c, b)) in copy.iter().zip(buf.iter_mut()).enumerate() {
+        *b = *b * c + j as f64;
+    }
+    buf.iter().sum::<f64>()
+}
+
+#[test]
+fn in_place_iteration_zipped() {
+    let w = [0.5, -1.5, 2.0];
+    for x in [-0.6, 0.9, 1.7] {
+        let (value, (gx, gw)) = zipped_in_place_grad(x, &w);
+        assert_bits("value", value, zipped_in_place(x, &w));
+        // b_i = w_i x + w_{i+1} (i < 2) - 2 i x (i < 2), then b_i² + i.
+        let mut want_x = 0.0;
+        let mut want_w = [0.0; 3];
+        let mut want_value = 0.0;
+        for i in 0..3 {
+            let next = if i < 2 { w[i + 1] } else { 0.0 };
+            let shift = if i < 2 { 2.0 * i as f64 } else { 0.0 };
+            let b = w[i] * x + next - shift * x;
+            want_value += b * b + i as f64;
+            want_x += 2.0 * b * (w[i] - shift);
+            want_w[i] += 2.0 * b * x;
+            if i < 2 {
+                want_w[i + 1] += 2.0 * b;
+            }
+        }
+        assert_close("value", value, want_value, 1e-12, 1e-12);
+        assert_close("d/dx", gx, want_x, 1e-12, 1e-12);
+        assert_all_close("d/dw", &gw, &want_w, 1e-12, 1e-12);
+        let (_, t) = zipped_in_place_tangent(x, &w, 1.0, &[0.0; 3]);
         assert_close("tangent", t, gx, 1e-12, 1e-12);
     }
 }
