@@ -733,3 +733,39 @@ fn a_copy_of_a_constant_array_parameter() {
         assert_near("d/dx", dx, w[1]);
     }
 }
+
+#[differentiate(tangent, hessian)]
+fn product_of<T: Float>(x: T, y: T) -> T {
+    x * y
+}
+
+#[differentiate(tangent, hessian)]
+fn square_of<T: Float>(x: T) -> T {
+    x * x
+}
+
+/// Shrunk from the differential test (program 1312868): a constant
+/// argument that is itself a call of a generic float constant,
+/// `square_of(T::from(2.5).unwrap())`, got `Default::default()` for its
+/// tangent, which `T` is not. f = 6.25 x y + y.
+#[differentiate(tangent, hessian)]
+fn call_of_a_constant<T: Float>(x: T, y: T) -> T {
+    product_of(square_of(T::from(2.5).unwrap()), x) * y + y
+}
+
+#[test]
+fn a_call_of_a_constant_as_an_argument() {
+    for (x, y) in [(0.5f64, 1.5), (-1.25, 0.75), (2.0, -3.0)] {
+        let (value, (dx, dy)) = call_of_a_constant_grad(x, y);
+        assert_bits("value", value, call_of_a_constant(x, y));
+        assert_near("d/dx", dx, 6.25 * y);
+        assert_near("d/dy", dy, 6.25 * x + 1.0);
+        let (_, t) = call_of_a_constant_tangent(x, y, 1.0, 2.0);
+        assert_near("tangent", t, 6.25 * y + 2.0 * (6.25 * x + 1.0));
+        let (_, _, h) = call_of_a_constant_hessian(x, y);
+        assert_near("d2/dxdy", h[0][1], 6.25);
+        let (v32, (dx32, _)) = call_of_a_constant_grad(x as f32, y as f32);
+        assert_bits("f32 value", v32, call_of_a_constant(x as f32, y as f32));
+        assert!((dx32 - 6.25 * y as f32).abs() < 1e-5);
+    }
+}

@@ -1124,6 +1124,91 @@ fn f(x: f64) -> f64 {
     t + x
 }",
     ),
+    (
+        "1214171: an `if` that does nothing was dropped with its condition, the one read of \
+         `u`'s first value before the loop overwrites it (unused_assignments); the condition \
+         is now evaluated in its place",
+        "/// `_w.len() == 4`
+#[differentiate]
+fn f(_w: &Vec<f64>) -> f64 {
+    let mut u: f64 = 1.0;
+    if u > 1.0 {
+        for _ in 0..3 {
+        }
+    }
+    let mut w1 = 0;
+    loop {
+        w1 += 1;
+        if w1 > 2 {
+            break;
+        }
+        u = 1.0;
+        if u >= 0.01 {
+            break;
+        }
+    }
+    1.0
+}",
+    ),
+    (
+        "1206744 (at an index the test gives `tangent, hessian`): with `tangent`, a `match` arm binding `m` whose body reads the field \
+         `self.m` bound `m` again for nothing (unused_assignments): a field's name was taken \
+         for a read of the binding",
+        "struct Model {
+    m: usize,
+}
+
+impl Model {
+    #[differentiate]
+    fn f(&self, n: usize, w: [f64; 3]) -> f64 {
+        let mut s = w[0] * w[1];
+        match n.checked_sub(1) {
+            Some(m) if m > 2 => {
+                for _ in 1..self.m {
+                    s += w[2];
+                }
+            }
+            _ => {
+                for _ in 1..4 {
+                }
+            }
+        }
+        s
+    }
+}",
+    ),
+    (
+        "1302796: a float field of a differentiated struct read only as the start of a `fold` \
+         was taken for data (E0277 a field read as data is `f64`)",
+        "#[derive(Clone, Copy, gradmacro::Differentiable)]
+struct Cfg {
+    scale: f64,
+    w: [f64; 3],
+}
+
+/// `w.len() == 2`
+#[differentiate(wrt(cfg, y, w))]
+fn f(cfg: Cfg, mut y: f64, w: &[f64]) -> f64 {
+    y = y * w.iter().fold(cfg.scale, |y, el| y * 0.5 + el);
+    y - cfg.w[2]
+}",
+    ),
+    (
+        "1309539: a filtered sum bound by a `let` inside a constant `if` used as a value was \
+         kept as one expression (compound assignment inside an expression)",
+        "/// `w.len() == 5`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    let vals = vec![0.0_f64; 3];
+    let p = if 1.0 >= 1.0 {
+        let t1 = vals.iter().filter(|fv| **fv > 4.0).map(|_| 1.0).sum::<f64>();
+        t1
+    } else {
+        1.0
+    };
+    p + w[1] * w[2]
+}",
+    ),
 ];
 
 #[test]

@@ -1029,10 +1029,12 @@ fn fixpoint(mut step: impl FnMut() -> bool) {
 /// emitted, by passive statements, by the reverse sweep, or returned.
 ///
 /// An `if` or a loop none of whose statements does anything in either sweep
-/// is not emitted at all: what only its condition or range reads is not live
+/// is not emitted: what only its condition or range reads is not live
 /// (after `let b = g(); if b < 1.0 { for _ in 0..n {} }`, `b` would be
-/// computed in vain). Whether a construct does anything depends on what is
-/// live, so both settle together.
+/// computed in vain), unless it reads a live value written more than once
+/// (`evaluated`).
+/// Whether a construct does anything depends on what is live, so both
+/// settle together.
 fn liveness(f: &Func, needed: &[bool], scoped: &[bool], in_reverse: &[bool]) -> Vec<bool> {
     let mut live: Vec<bool> = needed.iter().zip(scoped).map(|(a, b)| *a || *b).collect();
     live[f.output.0] |= !f.value_unused;
@@ -1046,7 +1048,7 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], in_reverse: &[bool]) -> 
             }
         };
         let mut control: Vec<&[VarId]> = Vec::new();
-        effective(&f.body, &live, in_reverse, &mut control);
+        effective(&f.body, f, &live, in_reverse, &mut control);
         for reads in control {
             mark(&mut live, reads);
         }
@@ -1090,6 +1092,7 @@ fn liveness(f: &Func, needed: &[bool], scoped: &[bool], in_reverse: &[bool]) -> 
 /// constructs out.
 fn effective<'a>(
     b: &'a Block,
+    f: &Func,
     live: &[bool],
     in_reverse: &[bool],
     reads: &mut Vec<&'a [VarId]>,
@@ -1112,28 +1115,38 @@ fn effective<'a>(
             }
             Stmt::Exit(_) => true,
             Stmt::If(i) => {
-                let then = effective(&i.then, live, in_reverse, reads);
-                let els = effective(&i.els, live, in_reverse, reads);
-                if then || els {
+                let then = effective(&i.then, f, live, in_reverse, reads);
+                let els = effective(&i.els, f, live, in_reverse, reads);
+                let any = then || els || evaluated(f, &i.cond.reads, live);
+                if any {
                     reads.push(&i.cond.reads);
                 }
-                then || els
+                any
             }
             Stmt::Loop(l) => {
-                let body = effective(&l.body, live, in_reverse, reads);
-                let runs = body || matches!(l.kind, LoopKind::Infinite);
-                if runs {
-                    match &l.kind {
-                        LoopKind::For { iter, .. } => reads.push(&iter.reads),
-                        LoopKind::While { cond } => reads.push(&cond.reads),
-                        LoopKind::Infinite => {}
-                    }
+                let body = effective(&l.body, f, live, in_reverse, reads);
+                let header = match &l.kind {
+                    LoopKind::For { iter, .. } => Some(&iter.reads),
+                    LoopKind::While { cond } => Some(&cond.reads),
+                    LoopKind::Infinite => None,
+                };
+                let runs = body || header.is_none_or(|r| evaluated(f, r, live));
+                if let Some(r) = header.filter(|_| runs) {
+                    reads.push(r);
                 }
                 runs
             }
         };
     }
     any
+}
+
+/// Whether the condition or range of a construct that does nothing is still
+/// evaluated in its place (`let _ = u > 1.0;`): when it reads a live value
+/// written more than once, it may be the one read of a value the function
+/// then overwrites, which unread would be an unused assignment.
+pub(crate) fn evaluated(f: &Func, reads: &[VarId], live: &[bool]) -> bool {
+    reads.iter().any(|v| live[v.0] && f.var(*v).reassigned)
 }
 
 impl Analysis {

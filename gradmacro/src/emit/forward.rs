@@ -342,6 +342,9 @@ impl Emitter<'_> {
             };
             let Some(slot) = e.rec.branch.get(&i.site) else {
                 if then.is_empty() && els.is_empty() {
+                    if crate::analysis::evaluated(e.f, &i.cond.reads, &e.a.live) {
+                        return quote!(let _ = #cond;);
+                    }
                     return quote!();
                 }
                 return quote!(if #cond { #then } #els);
@@ -448,8 +451,19 @@ impl Emitter<'_> {
                 }
                 LoopKind::Infinite => quote!(loop),
             };
-            if body.is_empty() && slot.is_none() && !matches!(l.kind, LoopKind::Infinite) {
-                return prelude;
+            if body.is_empty() && slot.is_none() {
+                let evaluated = match &l.kind {
+                    LoopKind::For { iter, .. } => Some(iter),
+                    LoopKind::While { cond } => Some(cond),
+                    LoopKind::Infinite => None,
+                };
+                if let Some(h) = evaluated {
+                    if !crate::analysis::evaluated(e.f, &h.reads, &e.a.live) {
+                        return prelude;
+                    }
+                    let h = e.passive(h);
+                    return quote!(#prelude let _ = #h;);
+                }
             }
             quote!(#prelude #reserve #before #header { #tick #body } #after)
         })

@@ -500,8 +500,15 @@ impl Lowerer<'_> {
             {
                 self.generic_float_constant(&b.left) || self.generic_float_constant(&b.right)
             }
-            Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
-                if p.path.segments.len() == 2 && p.path.segments[0].ident == *g),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) if p.path.segments.len() == 2 && p.path.segments[0].ident == *g => {
+                    true
+                }
+                // `g(T::from(2.5).unwrap())`: a function of a generic float
+                // constant, taken to give one (a wrong guess is a type
+                // error, where `Default` would be one for certain).
+                _ => c.args.iter().any(|a| self.generic_float_constant(a)),
+            },
             Expr::MethodCall(m)
                 if m.method == "unwrap" || Prim::from_method(&m.method.to_string()).is_some() =>
             {
@@ -672,15 +679,19 @@ impl Lowerer<'_> {
 }
 
 /// A block with statements (or holding one that has), or an `if` with a
-/// branch that a filtered sum made a loop and its float (`v[4] = if c { 1.0 }
+/// branch holding the loop a filtered sum was made (`v[4] = if c { 1.0 }
 /// else { .. };`; an integer `if` is kept as written).
 fn holds_statements(e: &Expr) -> bool {
+    // The sum's loop may sit deeper than the tail: `{ let t = <sum>; t }`.
     fn summed(b: &syn::Block) -> bool {
-        let tail = match b.stmts.last() {
-            Some(syn::Stmt::Expr(Expr::Path(p), None)) => p.path.get_ident(),
-            _ => None,
-        };
-        b.stmts.len() > 1 && tail.is_some_and(|i| i.to_string().starts_with(super::ACC))
+        b.stmts.len() > 1 && mentions_prefix(b.to_token_stream(), super::ACC)
+    }
+    fn mentions_prefix(tokens: proc_macro2::TokenStream, prefix: &str) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i.to_string().starts_with(prefix),
+            proc_macro2::TokenTree::Group(g) => mentions_prefix(g.stream(), prefix),
+            _ => false,
+        })
     }
     fn branches(e: &Expr) -> bool {
         match super::strip(e) {

@@ -1457,15 +1457,24 @@ fn split_tail(stmts: &[syn::Stmt]) -> (&[syn::Stmt], Option<&syn::Expr>) {
 
 /// Every identifier an expression mentions.
 pub(crate) fn collect_expr_idents(e: &syn::Expr, out: &mut std::collections::HashSet<String>) {
+    use proc_macro2::TokenTree;
+    fn dot(t: Option<&TokenTree>) -> bool {
+        matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == '.')
+    }
     fn walk(ts: proc_macro2::TokenStream, out: &mut std::collections::HashSet<String>) {
+        let (mut before, mut prev): (Option<TokenTree>, Option<TokenTree>) = (None, None);
         for tt in ts {
-            match tt {
-                proc_macro2::TokenTree::Ident(i) => {
+            match &tt {
+                // A field or a method (`self.m`, `x.m()`) is no name read;
+                // a range's end (`1..m`) is.
+                TokenTree::Ident(_) if dot(prev.as_ref()) && !dot(before.as_ref()) => {}
+                TokenTree::Ident(i) => {
                     out.insert(i.to_string());
                 }
-                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                TokenTree::Group(g) => walk(g.stream(), out),
                 _ => {}
             }
+            before = prev.replace(tt);
         }
     }
     walk(e.to_token_stream(), out);

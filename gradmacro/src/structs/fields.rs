@@ -484,9 +484,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.visit_expr(&m.receiver);
         }
         let float_method = crate::rules::Prim::from_method(&name).is_some();
-        for a in &m.args {
+        for (k, a) in m.args.iter().enumerate() {
             match name.as_str() {
                 "powi" | "get" => self.with(Use::Data, |w| w.visit_expr(a)),
+                // The start of a fold, or the default of an `Option`, is
+                // of the result's type: used as the result is.
+                "fold" | "unwrap_or" if k == 0 => {
+                    let ctx = self.ctx;
+                    self.with(ctx, |w| w.visit_expr(a));
+                }
                 _ if float_method => self.with(Use::Value, |w| w.visit_expr(a)),
                 _ => self.arg(a),
             }
