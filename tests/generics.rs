@@ -769,3 +769,40 @@ fn a_call_of_a_constant_as_an_argument() {
         assert!((dx32 - 6.25 * y as f32).abs() < 1e-5);
     }
 }
+
+/// Shrunk from the differential test (program 1403483): a constant `Vec`
+/// filled by `push` with generic floats, one element overwritten, before an
+/// early `return`. The overwritten element's record is declared before the
+/// forward sweep; it was `Default::default()`, which `T` is not.
+/// f = 3.5 w₂ (1 when `flag`).
+#[differentiate]
+fn pushed_constants<T: Float>(flag: bool, w: &[T]) -> T {
+    let buf: [T; 4] = [T::from(0.5).unwrap(); 4];
+    let mut tmp = Vec::with_capacity(4);
+    for _ in 0..4 {
+        tmp.push(buf[2]);
+    }
+    tmp[2] = T::from(2.0).unwrap();
+    if flag {
+        return T::one();
+    }
+    tmp.iter().fold(T::zero(), |a, b| a + *b) * w[2]
+}
+
+#[test]
+fn a_pushed_constant_buffer_before_an_early_return() {
+    let w = [0.5, -1.5, 2.0];
+    let (value, g) = pushed_constants_grad(false, &w);
+    assert_bits("value", value, pushed_constants(false, &w));
+    assert_eq!(g, vec![0.0, 0.0, 3.5]);
+    let (value, g) = pushed_constants_grad(true, &w);
+    assert_bits("value when flag", value, 1.0);
+    assert_eq!(g, vec![0.0; 3]);
+    let (value32, g32) = pushed_constants_grad(false, &[0.5f32, -1.5, 2.0]);
+    assert_bits(
+        "f32 value",
+        value32,
+        pushed_constants(false, &[0.5f32, -1.5, 2.0]),
+    );
+    assert_eq!(g32, vec![0.0, 0.0, 3.5]);
+}

@@ -295,8 +295,10 @@ impl<'a> Lowerer<'a> {
                 self.promote_var(arr);
                 return true;
             }
-            // Copied as it is; the array still needs `mut`.
+            // Copied as it is; the array still needs `mut`. Pushed generic
+            // floats make it a float array: its records are zeros of `T`.
             self.vars[arr.0].reassigned = true;
+            self.vars[arr.0].float_elems |= self.generic_float_constant(arg);
             return false;
         }
         let val = self.expr(arg);
