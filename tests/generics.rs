@@ -770,6 +770,36 @@ fn a_call_of_a_constant_as_an_argument() {
     }
 }
 
+/// Shrunk from the differential test (program 1603028): a constant argument
+/// that is the least of an iterator of generic float constants,
+/// `(0..2).map(|_| T::from(1.5).unwrap()).min_by(..).unwrap_or(T::zero())`,
+/// got `Default::default()` for its tangent. f = 1.5 x y + y.
+#[differentiate(tangent, hessian)]
+fn least_of_constants<T: Float>(x: T, y: T) -> T {
+    product_of(
+        x,
+        (0..2)
+            .map(|_| T::from(1.5).unwrap())
+            .min_by(|p, q| p.partial_cmp(q).unwrap())
+            .unwrap_or(T::zero()),
+    ) * y
+        + y
+}
+
+#[test]
+fn the_least_of_constants_as_an_argument() {
+    for (x, y) in [(0.5f64, 1.5), (-1.25, 0.75), (2.0, -3.0)] {
+        let (value, (dx, dy)) = least_of_constants_grad(x, y);
+        assert_bits("value", value, least_of_constants(x, y));
+        assert_near("d/dx", dx, 1.5 * y);
+        assert_near("d/dy", dy, 1.5 * x + 1.0);
+        let (_, t) = least_of_constants_tangent(x, y, 1.0, 2.0);
+        assert_near("tangent", t, 1.5 * y + 2.0 * (1.5 * x + 1.0));
+        let (_, _, h) = least_of_constants_hessian(x, y);
+        assert_near("d2/dxdy", h[0][1], 1.5);
+    }
+}
+
 /// Shrunk from the differential test (program 1403483): a constant `Vec`
 /// filled by `push` with generic floats, one element overwritten, before an
 /// early `return`. The overwritten element's record is declared before the

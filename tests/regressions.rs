@@ -1209,6 +1209,63 @@ fn f(w: &[f64]) -> f64 {
     p + w[1] * w[2]
 }",
     ),
+    (
+        "1600729: a helper's local `let out = x;` shadowing its output buffer `out` was lent \
+         as the buffer to a call reading it (`f64::signum(&out)`: references to \
+         differentiated values are not supported)",
+        "/// `_w.len() == 2`
+#[differentiate]
+fn h1(x: f64, _w: &[f64], out: &mut [f64]) {
+    for _ in 0..out.len() {
+        out[0] = {
+            let out = x;
+            let pair_s = (-f64::signum(out), 2.0);
+            let s = pair_s.0 * pair_s.1 * 0.5;
+            s * x
+        };
+    }
+}
+
+#[differentiate]
+fn f(_flag: bool, w: [f64; 2], _n: i32, x: f64, _y: f64) -> f64 {
+    let mut ob = vec![0.0_f64; 2];
+    h1(x * 0.5 + 1.0, &w, &mut ob);
+    ob.iter().sum::<f64>() * w[0]
+}",
+    ),
+    (
+        "1704754: a filtered sum inside an `if` that is an argument (`1.0_f64.atan2(if c { \
+         <sum> } else { 1.0 })`) was kept as one expression with its accumulator's `+=` \
+         (compound assignment inside an expression)",
+        "/// `w.len() == 4`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    let cells = vec![1.0, 0.5];
+    let mk_r = || 1.0_f64.atan2(if 1.0 >= 0.25 {
+        cells.iter().rev().filter(|fv| **fv < 0.6).map(|&_| 1.5).sum::<f64>()
+    } else {
+        1.0
+    });
+    let r: f64 = mk_r();
+    (0..4).map(|k| r * w[k]).max_by(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0f64)
+}",
+    ),
+    (
+        "1707078: a filtered sum at the tail of a block assigned to a deferred `let v: f64;` \
+         (compound assignment inside an expression)",
+        "/// `w.len() == 4`
+#[differentiate]
+fn f(w: &[f64]) -> f64 {
+    let buf = vec![0.0_f64, 1.5, 2.0, 0.5];
+    let v: f64;
+    v = {
+        let pair_s: (f64, f64) = (1.0, 2.0);
+        let s: f64 = pair_s.0 * pair_s.1 * 0.5;
+        buf.iter().rev().filter(|fv| **fv >= 1.0).map(|&_| s).sum::<f64>()
+    };
+    v * w[1] + w[2] * w[2]
+}",
+    ),
 ];
 
 #[test]

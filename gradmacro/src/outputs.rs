@@ -212,9 +212,9 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
     }
     let mut body = (*f.block).clone();
     let buffers = outputs.iter().map(|o| o.name.clone()).collect();
-    MutArgs(buffers).visit_block_mut(&mut body);
+    MutArgs(Scope::new(buffers)).visit_block_mut(&mut body);
     let scalars = outputs.iter().filter(|o| matches!(o.kind, Kind::Scalar));
-    Derefs(scalars.map(|o| o.name.clone()).collect()).visit_block_mut(&mut body);
+    Derefs(Scope::new(scalars.map(|o| o.name.clone()).collect())).visit_block_mut(&mut body);
     let stmts = &body.stmts;
     let value = match outputs {
         [Output {
@@ -278,14 +278,96 @@ fn joined(outputs: &[Output], all: &Ident, k: &Ident, zero: &TokenStream) -> Tok
     }
 }
 
+/// The output names still in scope while a visitor walks the body: a local
+/// of the same name (`let out = x;`) hides one for the rest of its block, a
+/// closure parameter or a loop or `match` pattern for its body.
+struct Scope {
+    outputs: Vec<Ident>,
+    hidden: Vec<String>,
+}
+
+impl Scope {
+    fn new(outputs: Vec<Ident>) -> Self {
+        Scope {
+            outputs,
+            hidden: Vec::new(),
+        }
+    }
+
+    /// The output `p` names, unless hidden.
+    fn output(&self, p: &syn::ExprPath) -> Option<&Ident> {
+        let found = self.outputs.iter().find(|n| p.path.is_ident(*n))?;
+        (!self.hidden.contains(&found.to_string())).then_some(found)
+    }
+
+    fn hide(&mut self, p: &Pat) {
+        struct Names<'a>(&'a mut Vec<String>);
+        impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.push(p.ident.to_string());
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        syn::visit::Visit::visit_pat(&mut Names(&mut self.hidden), p);
+    }
+}
+
+/// Walks `body` with `v`, hiding outputs where the user's own bindings of
+/// the same name are in scope; `scope` reaches the visitor's `Scope`.
+macro_rules! scoped_visits {
+    () => {
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            let depth = self.scope().hidden.len();
+            for s in &mut b.stmts {
+                self.visit_stmt_mut(s);
+                if let syn::Stmt::Local(l) = s {
+                    self.scope().hide(&l.pat);
+                }
+            }
+            self.scope().hidden.truncate(depth);
+        }
+        fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+            let depth = self.scope().hidden.len();
+            for p in &c.inputs {
+                self.scope().hide(p);
+            }
+            self.visit_expr_mut(&mut c.body);
+            self.scope().hidden.truncate(depth);
+        }
+        fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+            self.visit_expr_mut(&mut f.expr);
+            let depth = self.scope().hidden.len();
+            self.scope().hide(&f.pat);
+            self.visit_block_mut(&mut f.body);
+            self.scope().hidden.truncate(depth);
+        }
+        fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+            let depth = self.scope().hidden.len();
+            self.scope().hide(&a.pat);
+            if let Some((_, g)) = &mut a.guard {
+                self.visit_expr_mut(g);
+            }
+            self.visit_expr_mut(&mut a.body);
+            self.scope().hidden.truncate(depth);
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    };
+}
+
 /// `*out` of a `&mut f64` output, now a local float, as `out`.
-struct Derefs(Vec<Ident>);
+struct Derefs(Scope);
+
+impl Derefs {
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.0
+    }
+}
 
 impl VisitMut for Derefs {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         if let syn::Expr::Unary(u) = e {
             if let (syn::UnOp::Deref(_), syn::Expr::Path(p)) = (&u.op, &*u.expr) {
-                if self.0.iter().any(|n| p.path.is_ident(n)) {
+                if self.0.output(p).is_some() {
                     *e = syn::Expr::Path(p.clone());
                     return;
                 }
@@ -293,19 +375,23 @@ impl VisitMut for Derefs {
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    scoped_visits!();
 }
 
 /// The buffer passed on whole, `g(x, out)`, now a local: lent mutably to a
 /// call that is a statement of its own (a helper writing into it, `g(x,
 /// &mut out);`), read by a call whose value is used (`let s = sq(&out);`).
-struct MutArgs(Vec<Ident>);
+struct MutArgs(Scope);
 
 impl MutArgs {
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.0
+    }
+
     fn lend(&self, c: &mut syn::ExprCall, mutably: bool) {
         for a in &mut c.args {
             let syn::Expr::Path(p) = a else { continue };
-            if let Some(name) = self.0.iter().find(|n| p.path.is_ident(*n)) {
+            if let Some(name) = self.0.output(p) {
                 // Parenthesised: the callee may only read it (see
                 // `lower/outputs.rs`).
                 *a = if mutably {
@@ -329,5 +415,5 @@ impl VisitMut for MutArgs {
         self.lend(c, false);
         syn::visit_mut::visit_expr_call_mut(self, c);
     }
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    scoped_visits!();
 }

@@ -520,6 +520,19 @@ impl Lowerer<'_> {
                     matches!(t.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(p))) if p.path.is_ident(g))
                 })
             }
+            // `(0..n).map(|_| T::one()).min_by(..).unwrap_or(T::zero())`:
+            // an element of an iterator of generic float constants.
+            Expr::MethodCall(m) if m.method == "unwrap_or" || m.method == "fold" => {
+                self.generic_float_constant(&m.receiver)
+                    || m.args.first().is_some_and(|a| self.generic_float_constant(a))
+            }
+            Expr::MethodCall(m) if ["min_by", "max_by", "next", "last"].iter().any(|n| m.method == n) => {
+                self.generic_float_constant(&m.receiver)
+            }
+            Expr::MethodCall(m) if m.method == "map" => match m.args.first() {
+                Some(Expr::Closure(c)) => self.generic_float_constant(&c.body),
+                _ => false,
+            },
             Expr::Block(b) => self.generic_float_block(&b.block),
             // `if c { T::zero() } else { .. }`, `match`: what a branch gives.
             Expr::If(i) => {

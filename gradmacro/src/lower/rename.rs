@@ -274,10 +274,35 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
         found: Vec<(proc_macro2::TokenStream, &'static str)>,
         /// Inside a closure, where `return` leaves the closure.
         closures: usize,
+        /// Names bound inside `e` and in scope: assigning to one (the
+        /// accumulator of a filtered sum written out as a block) is
+        /// computation on values, kept as written.
+        locals: Vec<String>,
+    }
+    impl Finder {
+        fn local(&self, target: &Expr) -> bool {
+            let target = match target {
+                Expr::Index(ix) => &*ix.expr,
+                t => t,
+            };
+            local_name(target).is_some_and(|n| self.locals.contains(&n.to_string()))
+        }
     }
     impl<'ast> Visit<'ast> for Finder {
+        fn visit_block(&mut self, b: &'ast syn::Block) {
+            let depth = self.locals.len();
+            for s in &b.stmts {
+                self.visit_stmt(s);
+                if let syn::Stmt::Local(l) = s {
+                    self.locals.extend(pattern_names(&l.pat));
+                }
+            }
+            self.locals.truncate(depth);
+        }
         fn visit_expr(&mut self, e: &'ast Expr) {
             let msg = match e {
+                Expr::Assign(a) if self.local(&a.left) => None,
+                Expr::Binary(b) if is_compound_assign(&b.op) && self.local(&b.left) => None,
                 // A closure evaluated on values (in a condition, or over
                 // constant data) is copied as it is; one capturing a
                 // differentiated value in arithmetic never gets here.
@@ -338,6 +363,7 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
     let mut f = Finder {
         found: Vec::new(),
         closures: 0,
+        locals: Vec::new(),
     };
     f.visit_expr(e);
     f.found
