@@ -29,12 +29,11 @@
 //! applied to the point) at seeded points, and at a zero rotation, where the
 //! first-order branch is taken.
 //!
-//! Written differently from the idiomatic form because the macro rejects it:
-//!
-//! - The results of `cross` are bound with their type, `let c: [f64; 3] =
-//!   cross(..);`, as a call returning an array must be.
-//! - The helpers carry `tangent`: `compute_reproj_error_jacobian` may run in
-//!   forward mode, through every function it calls.
+//! The helpers carry no flag: `compute_reproj_error` calls `project`, which
+//! has no `tangent`, so its Jacobian is taken by rows in reverse mode. The
+//! arrays `cross` and `compute_reproj_error` return are bound without their
+//! type (`let err = compute_reproj_error(..);`): indexing or lending them
+//! tells they are arrays.
 
 #![deny(warnings)]
 #![deny(clippy::all)]
@@ -53,7 +52,7 @@ use support::{assert_all_close, assert_bits, assert_close, D_OUT};
 const N_CAM: usize = 11;
 
 /// `Σ v_i²`.
-#[differentiate(tangent)]
+#[differentiate]
 fn sqsum(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum()
 }
@@ -69,21 +68,21 @@ fn cross(a: &[f64], b: &[f64]) -> [f64; 3] {
 }
 
 /// `pt` rotated by the angle-axis vector `rot`, into `rotated`.
-#[differentiate(tangent)]
+#[differentiate]
 fn rodrigues_rotate_point(rot: &[f64], pt: &[f64], rotated: &mut [f64]) {
     let sqtheta = sqsum(rot);
     if sqtheta != 0.0 {
         let theta = sqtheta.sqrt();
         let (sin, cos) = theta.sin_cos();
         let axis: Vec<f64> = rot.iter().map(|r| r / theta).collect();
-        let axis_cross_pt: [f64; 3] = cross(&axis, pt);
+        let axis_cross_pt = cross(&axis, pt);
         let along = axis.iter().zip(pt).map(|(a, p)| a * p).sum::<f64>() * (1.0 - cos);
         for i in 0..3 {
             rotated[i] = pt[i] * cos + axis_cross_pt[i] * sin + axis[i] * along;
         }
     } else {
         // First order in `rot`: the limit of the formula above.
-        let rot_cross_pt: [f64; 3] = cross(rot, pt);
+        let rot_cross_pt = cross(rot, pt);
         for i in 0..3 {
             rotated[i] = pt[i] + rot_cross_pt[i];
         }
@@ -91,9 +90,8 @@ fn rodrigues_rotate_point(rot: &[f64], pt: &[f64], rotated: &mut [f64]) {
 }
 
 /// Scales the projected point by the radial distortion factor, in place.
-#[differentiate(tangent)]
+#[differentiate]
 fn radial_distort(k: &[f64], proj: &mut [f64]) {
-    // `sqsum(proj)` is rejected: see the header.
     let rsq = sqsum(proj);
     let l = 1.0 + k[0] * rsq + k[1] * rsq * rsq;
     proj[0] *= l;
@@ -101,7 +99,7 @@ fn radial_distort(k: &[f64], proj: &mut [f64]) {
 }
 
 /// The image of `x` in camera `cam`, into `proj`.
-#[differentiate(tangent)]
+#[differentiate]
 fn project(cam: &[f64], x: &[f64], proj: &mut [f64]) {
     let rot = &cam[..3];
     let centre = &cam[3..6];
@@ -146,7 +144,7 @@ fn ba_objective(cams: &[f64], x: &[f64], w: &[f64], obs: &[usize], feats: &[f64]
     for (i, pair) in obs.chunks_exact(2).enumerate() {
         let cam = &cams[pair[0] * N_CAM..][..N_CAM];
         let point = &x[pair[1] * 3..][..3];
-        let err: [f64; 2] = compute_reproj_error(cam, point, w[i], &feats[2 * i..2 * i + 2]);
+        let err = compute_reproj_error(cam, point, w[i], &feats[2 * i..2 * i + 2]);
         total += sqsum(&err);
     }
     for &wi in w {

@@ -491,3 +491,39 @@ fn outputs_independent_of_the_parameters() {
     assert_eq!(tv, value);
     assert_eq!(t, vec![0.0; 4]);
 }
+
+/// A helper with no flag: forward mode cannot go through it.
+#[differentiate]
+fn squared(a: f64) -> f64 {
+    a * a
+}
+
+/// Two columns and three rows, calling a helper without `tangent`: the
+/// Jacobian is taken by rows in reverse mode (forward mode, cheaper for the
+/// shape, would need `squared_pushforward`, which `tangent` alone makes).
+#[differentiate]
+fn through_a_plain_helper(x: f64, y: f64) -> [f64; 3] {
+    [squared(x), x * y, squared(y).sin()]
+}
+
+#[test]
+fn jacobian_through_a_helper_without_tangent() {
+    for (x, y) in [(0.5, 1.5), (-1.25, 0.75), (2.0, -0.3)] {
+        let (value, jac) = through_a_plain_helper_jacobian(x, y);
+        let plain = through_a_plain_helper(x, y);
+        for (a, b) in value.iter().zip(plain) {
+            assert_eq!(a.to_bits(), b.to_bits(), "value");
+        }
+        let want = [
+            vec![2.0 * x, 0.0],
+            vec![y, x],
+            vec![0.0, (y * y).cos() * 2.0 * y],
+        ];
+        for (i, (g, w)) in jac.iter().zip(&want).enumerate() {
+            assert_all_close(&format!("row {i}"), g, w, 1e-12, 1e-12);
+        }
+        let (dx, dy) = through_a_plain_helper_adjoint(x, y, &[1.0, -2.0, 0.5]);
+        assert_close("Jᵀ·d x", dx, 2.0 * x - 2.0 * y, 1e-12, 1e-12);
+        assert_close("Jᵀ·d y", dy, -2.0 * x + 0.5 * want[2][1], 1e-12, 1e-12);
+    }
+}

@@ -160,17 +160,36 @@ pub(crate) const VALUE_MACROS: &[&str] = &[
     "eprint",
 ];
 
-/// Every name indexed somewhere in `block` (`c[i]`, `c[a..b]`).
+/// Every name used somewhere in `block` as only an array can be: indexed
+/// (`c[i]`, `c[a..b]`), lent (`&c`: a float is passed by value) or iterated
+/// (`c.iter()`, `c.len()`).
 fn indexed_names(block: &syn::Block) -> HashSet<String> {
     struct Indexed(HashSet<String>);
-    impl<'ast> syn::visit::Visit<'ast> for Indexed {
-        fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
-            if let syn::Expr::Path(p) = strip(&ix.expr) {
+    impl Indexed {
+        fn note(&mut self, e: &syn::Expr) {
+            if let syn::Expr::Path(p) = strip(e) {
                 if let Some(i) = p.path.get_ident() {
                     self.0.insert(i.to_string());
                 }
             }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Indexed {
+        fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+            self.note(&ix.expr);
             syn::visit::visit_expr_index(self, ix);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_none() {
+                self.note(&r.expr);
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if ["iter", "len", "to_vec"].iter().any(|n| m.method == n) {
+                self.note(&m.receiver);
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
@@ -720,7 +739,8 @@ impl<'a> Lowerer<'a> {
                 _ => return false,
             },
             // Unwritten, the type is told by the uses: `let c = cross(&a,
-            // &b);` then `c[i]` is an array whatever its length.
+            // &b);` then `c[i]` (or `&c`, `c.iter()`) is an array whatever
+            // its length.
             None if self.indexed.contains(&name.to_string())
                 && matches!(strip(e), syn::Expr::Call(_)) =>
             {
