@@ -113,6 +113,9 @@ pub fn coverage() -> Vec<(&'static str, Has)> {
         ("written by `iter_mut().enumerate()`", |s| {
             s.contains(".iter_mut().enumerate()")
         }),
+        ("written by `iter_mut().zip(..)`", |s| {
+            s.contains(".iter_mut().zip(")
+        }),
         ("written through a mutable view", |s| {
             line_with(s, "pa", &["] = "]) || line_with(s, "pb", &["] += "])
         }),

@@ -205,14 +205,27 @@ impl Draw<'_> {
             };
             writes.push(Write { view, how });
         }
-        if self.more.chance(0.45) {
+        if self.more.chance(0.7) {
             writes.push(self.later(|d| {
                 let view = d.rng.below(lens.len());
                 let t = d.term();
-                let how = if d.rng.chance(0.5) {
-                    WriteHow::IterMut(t)
+                let arrays = &d.inputs.arrays;
+                let zip = if arrays.is_empty() && lens.len() < 2 {
+                    0
                 } else {
-                    WriteHow::IterMutEnum(t)
+                    4
+                };
+                let how = match d.rng.weighted(&[1, 1, zip]) {
+                    0 => WriteHow::IterMut(t),
+                    1 => WriteHow::IterMutEnum(t),
+                    _ => WriteHow::IterMutZip(
+                        if lens.len() == 2 && (arrays.is_empty() || d.rng.chance(0.5)) {
+                            Zip::View(1 - view)
+                        } else {
+                            Zip::Param(Name::new(&d.rng.pick(arrays).0))
+                        },
+                        t,
+                    ),
                 };
                 Write { view, how }
             }));

@@ -18,7 +18,9 @@
 //!   = vb0.split_at_mut(2);` of a local buffer, written through (`pa0[0] =
 //!   ..`, `pa0[1] += ..`, a loop, `for e in pa0.iter_mut() { *e += t; *e *=
 //!   0.5; }`, `for (i, e) in pa0.iter_mut().enumerate() { *e = *e * t + i as
-//!   f64 * 0.25; }`), read by the same walks, lent whole to a helper writing
+//!   f64 * 0.25; }`, `for (e, z) in pa0.iter_mut().zip(w.iter()) { *e +=
+//!   *z * t; }` with an array parameter or the other half of a split), read
+//!   by the same walks, lent whole to a helper writing
 //!   into it (and, with `gaps()`, to one only reading it), the buffer read
 //!   afterwards;
 //! - a helper with several outputs, `fn hm0(xs: &[f64], y: f64, a: &mut
@@ -216,6 +218,9 @@ pub enum WriteHow {
     /// `for (i, e) in v.iter_mut().enumerate() { *e = *e * t + i as f64 *
     /// 0.25; }`
     IterMutEnum(Term),
+    /// `for (e, z) in v.iter_mut().zip(w.iter()) { *e += *z * t; }` with an
+    /// array parameter or the other half of a split.
+    IterMutZip(Zip, Term),
 }
 
 /// How one output of a helper with several outputs is lent.
@@ -361,6 +366,12 @@ impl ViewUse {
                             | WriteHow::Lend(t)
                             | WriteHow::IterMut(t)
                             | WriteHow::IterMutEnum(t) => term_names(t, f),
+                            WriteHow::IterMutZip(z, t) => {
+                                if let Zip::Param(n) = z {
+                                    f(n, Ty::A);
+                                }
+                                term_names(t, f);
+                            }
                         }
                     }
                     uses_names(uses, f);

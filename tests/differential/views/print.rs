@@ -410,10 +410,11 @@ impl Part {
                 lines.push(local_init(&b, *vec, true, init));
                 let used: Vec<bool> = (0..2)
                     .map(|i| {
-                        reads_view(uses, i)
-                            || writes.iter().any(|w| {
-                                w.view == i || matches!(w.how, WriteHow::Cross(..) if w.view != i)
-                            })
+                        reads_view(uses, i) || writes.iter().any(|w| {
+                            w.view == i
+                                || matches!(w.how, WriteHow::Cross(..) if w.view != i)
+                                || matches!(w.how, WriteHow::IterMutZip(Zip::View(j), _) if j == i)
+                        })
                     })
                     .collect();
                 let views = views_text(*shape, &b, k, true, &used, &mut lines);
@@ -438,6 +439,17 @@ impl Part {
                             lines.push(format!("for pe{k} in {v}.iter_mut() {{"));
                             lines.push(format!("    *pe{k} += {};", t.text()));
                             lines.push(format!("    *pe{k} *= 0.5;"));
+                            lines.push("}".into());
+                        }
+                        WriteHow::IterMutZip(z, t) => {
+                            let w = match z {
+                                Zip::Param(p) => &p.s,
+                                Zip::View(i) => &views[*i],
+                            };
+                            lines.push(format!(
+                                "for (pe{k}, pz{k}) in {v}.iter_mut().zip({w}.iter()) {{"
+                            ));
+                            lines.push(format!("    *pe{k} += *pz{k} * {};", t.text()));
                             lines.push("}".into());
                         }
                         WriteHow::IterMutEnum(t) => {
