@@ -1266,6 +1266,31 @@ fn f(w: &[f64]) -> f64 {
     v * w[1] + w[2] * w[2]
 }",
     ),
+    (
+        "2101868 (at an index the test gives a generic twin with `tangent`): in-place \
+         iteration over one half of a constant buffer's `split_at_mut` zipped with the other \
+         half, written as stores into the buffer, `vb0[k] += vb0[1 + k] * c;`: for a generic \
+         float the element is borrowed mutably before the value is evaluated (E0502)",
+        "#[differentiate]
+fn f(x: f64) -> f64 {
+    let mut vb0: Vec<f64> = vec![0.5, 0.75, 1.25, 0.3, 1.25];
+    let (pa0, pb0) = vb0.split_at_mut(1);
+    for (pe0, pz0) in pa0.iter_mut().zip(pb0.iter()) {
+        *pe0 += *pz0 * 0.3;
+    }
+    pb0[1] -= pb0[2] * 0.5;
+    let mut vs0_0 = 0.0;
+    for vi0 in 0..1 {
+        vs0_0 += pb0[vi0] * 0.25 + vi0 as f64 * 0.25;
+    }
+    let mut vc: Vec<f64> = vec![x, 2.0 * x, 0.5];
+    let (pa1, pb1) = vc.split_at_mut(1);
+    for (pe1, pz1) in pa1.iter_mut().zip(pb1.iter()) {
+        *pe1 += *pz1 * x;
+    }
+    vs0_0 + vb0.iter().sum::<f64>() * x + vc.iter().sum::<f64>()
+}",
+    ),
 ];
 
 #[test]

@@ -151,12 +151,8 @@ impl Emitter<'_> {
                     quote!()
                 };
                 let value = self.operand(&st.value, false);
-                let op = match st.op {
-                    StoreOp::Set => quote!(=),
-                    StoreOp::Add => quote!(+=),
-                    StoreOp::Sub => quote!(-=),
-                };
-                quote!(#save #arr[#i] #op #value;)
+                let store = self.store(quote!(#arr[#i]), st.op, value);
+                quote!(#save #store)
             }
             Stmt::Push(p) => {
                 if !self.live(p.arr) {

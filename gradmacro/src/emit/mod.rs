@@ -134,6 +134,18 @@ impl<'a> Emitter<'a> {
         crate::generic::update(&self.ty, &lhs.to_token_stream(), op, &rhs.to_token_stream())
     }
 
+    /// `elem = value;`, `elem += value;` or `elem -= value;`. In generic
+    /// code an element of the array `value` reads (`v[k] += v[1 + k] * c`,
+    /// a view of the same buffer) would be borrowed mutably before `value`
+    /// is evaluated: written `elem = elem + (value);` (see `update`).
+    pub fn store(&self, elem: TokenStream, op: StoreOp, value: TokenStream) -> TokenStream {
+        match op {
+            StoreOp::Set => quote!(#elem = #value;),
+            StoreOp::Add => self.update(elem, "+=", value),
+            StoreOp::Sub => self.update(elem, "-=", value),
+        }
+    }
+
     /// The core returns the value, so every primal value it reads is live.
     pub fn live(&self, v: VarId) -> bool {
         self.a.live[v.0]

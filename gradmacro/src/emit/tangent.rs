@@ -402,20 +402,21 @@ impl Emitter<'_> {
                 let arr = self.var(st.arr);
                 let i = st.index.tokens.clone();
                 let value = self.operand(&st.value, false);
-                let op = match st.op {
-                    StoreOp::Set => quote!(=),
-                    StoreOp::Add => quote!(+=),
-                    StoreOp::Sub => quote!(-=),
-                };
-                let primal = quote!(#arr[#i] #op #value;);
+                let primal = self.store(quote!(#arr[#i]), st.op, value);
                 if !t.need[st.arr.0] {
                     return primal;
                 }
                 let d = t.dot(self, st.arr);
                 match (t.operand(self, &st.value), st.op) {
-                    (Some(dot), _) => match &self.lanes {
-                        Some((n, l)) => quote!(#primal for #l in 0..#n { #d[#i][#l] #op #dot; }),
-                        None => quote!(#primal #d[#i] #op #dot;),
+                    (Some(dot), op) => match self.lanes.clone() {
+                        Some((n, l)) => {
+                            let store = self.store(quote!(#d[#i][#l]), op, dot);
+                            quote!(#primal for #l in 0..#n { #store })
+                        }
+                        None => {
+                            let store = self.store(quote!(#d[#i]), op, dot);
+                            quote!(#primal #store)
+                        }
                     },
                     (None, StoreOp::Set) => {
                         let zero = self.tan_zero();
