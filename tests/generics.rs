@@ -800,6 +800,45 @@ fn the_least_of_constants_as_an_argument() {
     }
 }
 
+/// Shrunk from the differential test (program 2401868): a constant bound in
+/// a loop by a tuple pattern from a block (`let (y,) = ({ .. b.sin() },);`),
+/// read by the reverse sweep only through float methods (`y.cbrt()`). Its
+/// record was declared `Default::default()`, which `T` is not. With c =
+/// tanh(cbrt(sin 1)), f = 2 x (1 − c)² below 1.64, 2 x above.
+#[differentiate(wrt(x))]
+fn tuple_of_a_block_in_a_loop<T: Float>(n: i32, mut x: T) -> T {
+    for _ in 0..2 {
+        let (y,) = ({
+            let one = || T::one();
+            let b: T = one();
+            b.sin()
+        },);
+        if x > T::from(1.64).unwrap() {
+            continue;
+        }
+        x = x - x * y.cbrt().tanh();
+    }
+    for _ in 0..n {}
+    x + x
+}
+
+#[test]
+fn a_tuple_of_a_block_read_by_float_methods() {
+    let c = 1.0f64.sin().cbrt().tanh();
+    for (x, want) in [
+        (0.5f64, 2.0 * (1.0 - c) * (1.0 - c)),
+        (-1.0, 2.0 * (1.0 - c) * (1.0 - c)),
+        (3.0, 2.0),
+    ] {
+        let (value, dx) = tuple_of_a_block_in_a_loop_grad(2, x);
+        assert_bits("value", value, tuple_of_a_block_in_a_loop(2, x));
+        assert_near("d/dx", dx, want);
+        let (v32, dx32) = tuple_of_a_block_in_a_loop_grad(2, x as f32);
+        assert_bits("f32 value", v32, tuple_of_a_block_in_a_loop(2, x as f32));
+        assert!((dx32 as f64 - want).abs() < 1e-5);
+    }
+}
+
 /// Shrunk from the differential test (program 1403483): a constant `Vec`
 /// filled by `push` with generic floats, one element overwritten, before an
 /// early `return`. The overwritten element's record is declared before the

@@ -460,7 +460,10 @@ pub fn analyze(f: &Func) -> Analysis {
                 }
                 match a {
                     Operand::Var(v) => floats[v.0] = true,
-                    Operand::Const(c) if c.reads.len() == 1 && whole(c) => {
+                    Operand::Const(c)
+                        if c.reads.len() == 1
+                            && (whole(c) || float_method_of(c, &f.var(c.reads[0]).ident)) =>
+                    {
                         floats[c.reads[0].0] = true
                     }
                     _ => {}
@@ -1234,5 +1237,22 @@ pub fn stmt_ctx(s: &Stmt) -> Ctx {
         Stmt::If(i) => i.ctx,
         Stmt::Loop(l) => l.ctx,
         _ => Ctx::default(),
+    }
+}
+
+/// Whether `c` starts with a float method called on `v` (`y.cbrt().tanh()`):
+/// one that integers do not have, so `v` is a float.
+fn float_method_of(c: &Passive, v: &proc_macro2::Ident) -> bool {
+    use proc_macro2::TokenTree::{Ident, Punct};
+    let mut t = c.tokens.clone().into_iter();
+    match (t.next(), t.next(), t.next()) {
+        (Some(Ident(recv)), Some(Punct(dot)), Some(Ident(m)))
+            if recv == *v && dot.as_char() == '.' =>
+        {
+            let m = m.to_string();
+            !["abs", "signum", "max", "min", "clamp"].contains(&m.as_str())
+                && crate::rules::Prim::from_method(&m).is_some()
+        }
+        _ => false,
     }
 }
