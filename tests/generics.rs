@@ -839,6 +839,36 @@ fn a_tuple_of_a_block_read_by_float_methods() {
     }
 }
 
+/// Shrunk from the differential test (program 2512648): a constant argument
+/// that is a block whose tail is a name it binds, `{ let (a,) =
+/// (T::from(2.5).unwrap(),); a }`, got `Default::default()` for its tangent.
+/// f = 2.5 x y + y.
+#[differentiate(tangent, hessian)]
+fn block_bound_constant<T: Float>(x: T, y: T) -> T {
+    product_of(
+        {
+            let (a,) = (T::from(2.5).unwrap(),);
+            a
+        },
+        x,
+    ) * y
+        + y
+}
+
+#[test]
+fn a_block_binding_a_constant_as_an_argument() {
+    for (x, y) in [(0.5f64, 1.5), (-1.25, 0.75), (2.0, -3.0)] {
+        let (value, (dx, dy)) = block_bound_constant_grad(x, y);
+        assert_bits("value", value, block_bound_constant(x, y));
+        assert_near("d/dx", dx, 2.5 * y);
+        assert_near("d/dy", dy, 2.5 * x + 1.0);
+        let (_, t) = block_bound_constant_tangent(x, y, 1.0, 2.0);
+        assert_near("tangent", t, 2.5 * y + 2.0 * (2.5 * x + 1.0));
+        let (_, _, h) = block_bound_constant_hessian(x, y);
+        assert_near("d2/dxdy", h[0][1], 2.5);
+    }
+}
+
 /// Shrunk from the differential test (program 1403483): a constant `Vec`
 /// filled by `push` with generic floats, one element overwritten, before an
 /// early `return`. The overwritten element's record is declared before the

@@ -558,9 +558,45 @@ impl Lowerer<'_> {
 
     fn generic_float_block(&self, b: &syn::Block) -> bool {
         match b.stmts.last() {
-            Some(syn::Stmt::Expr(tail, None)) => self.generic_float_constant(tail),
+            Some(syn::Stmt::Expr(tail, None)) => {
+                self.generic_float_constant(tail) || self.bound_in_block(b, tail)
+            }
             _ => false,
         }
+    }
+
+    /// `{ let (a,) = (T::from(2).unwrap(),); a }`: the tail names a value
+    /// the block binds, from a generic float constant.
+    fn bound_in_block(&self, b: &syn::Block, tail: &Expr) -> bool {
+        let Some(name) = rename::local_name(tail) else {
+            return false;
+        };
+        let is_name = |p: &syn::Pat| matches!(p, syn::Pat::Ident(i) if i.ident == *name);
+        b.stmts
+            .iter()
+            .rev()
+            .find_map(|s| {
+                let syn::Stmt::Local(l) = s else { return None };
+                let pat = match &l.pat {
+                    syn::Pat::Type(t) => &*t.pat,
+                    p => p,
+                };
+                let init = l.init.as_ref().map(|i| crate::lower::strip(&i.expr));
+                match (pat, init) {
+                    (p, Some(e)) if is_name(p) => Some(self.generic_float_constant(e)),
+                    (syn::Pat::Tuple(p), Some(Expr::Tuple(t))) if p.elems.iter().any(is_name) => {
+                        Some(
+                            p.elems
+                                .iter()
+                                .zip(&t.elems)
+                                .any(|(p, e)| is_name(p) && self.generic_float_constant(e)),
+                        )
+                    }
+                    (p, _) if is_name(p) => Some(false),
+                    _ => None,
+                }
+            })
+            .unwrap_or(false)
     }
 
     /// `self.h(x)` where `h` is a differentiated method of the same type: its
