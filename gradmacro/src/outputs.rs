@@ -301,14 +301,7 @@ impl Scope {
     }
 
     fn hide(&mut self, p: &Pat) {
-        struct Names<'a>(&'a mut Vec<String>);
-        impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
-            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-                self.0.push(p.ident.to_string());
-                syn::visit::visit_pat_ident(self, p);
-            }
-        }
-        syn::visit::Visit::visit_pat(&mut Names(&mut self.hidden), p);
+        self.hidden.extend(crate::lower::rename::pattern_names(p));
     }
 }
 

@@ -413,7 +413,8 @@ fn generate(
         format_ident!("__{name}_jvp_core"),
     );
     let vjp_core = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
-    let forward = tangent || !calls_any(g);
+    let calls = calls_any(g);
+    let forward = tangent || !calls;
     let jvp_core = forward.then(|| {
         emit::jvp_core(
             g,
@@ -428,7 +429,7 @@ fn generate(
     // The Jacobian's columns, `LANES` to a pass; a callee's pushforward
     // carries one tangent, so a function with calls takes one per pass.
     let lanes_name = format_ident!("__{name}_jvp_lanes_core");
-    let (lanes_core, lanes) = if !forward || calls_any(g) {
+    let (lanes_core, lanes) = if !forward || calls {
         (quote!(), None)
     } else {
         let core = emit::jvp_core(
@@ -644,7 +645,7 @@ fn generate(
             #wv[#i] = #zero;
         }
     };
-    let by_rows = if forward {
+    let fill = if forward {
         quote! {
             if #cols <= #m {
                 #by_columns
@@ -696,7 +697,7 @@ fn generate(
             let #m = #value.len();
             let #cols = #total;
             let mut #jac = ::std::vec![::std::vec![#zero; #cols]; #m];
-            #by_rows
+            #fill
             (#value, #jac)
         }
         #tangent_fn

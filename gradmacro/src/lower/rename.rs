@@ -254,7 +254,7 @@ pub fn rename(e: &Expr, r: &dyn Resolve) -> (Expr, Vec<VarId>) {
 }
 
 /// The names a pattern binds.
-fn pattern_names(p: &syn::Pat) -> Vec<String> {
+pub(crate) fn pattern_names(p: &syn::Pat) -> Vec<String> {
     struct Names(Vec<String>);
     impl<'ast> Visit<'ast> for Names {
         fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
