@@ -1291,6 +1291,48 @@ fn f(x: f64) -> f64 {
     vs0_0 + vb0.iter().sum::<f64>() * x + vc.iter().sum::<f64>()
 }",
     ),
+    (
+        "2609708 in reverse mode only: its gradient, without the flags that made the \
+         second derivatives' cores fail to build (the next case)",
+        "#[differentiate]
+fn f(mut x: f64) -> f64 {
+    let mut e: f64 = 1.0;
+    if 1.0 >= 0.05 {
+        {
+            e = 1.0;
+            x = e;
+        }
+    }
+    x.cos() + e - 1.0
+}",
+    ),
+    (
+        "2609708 and 2513696 (at an index the test gives `tangent, hessian`): the cores of \
+         second derivatives return nothing, so they leave out the output's arithmetic. \
+         2609708: that was the one read of `e`'s first value, which a branch overwrites \
+         (unused_assignments). 2513696: `b` was computed for a condition the reverse sweep \
+         evaluates again only if the branch does anything backwards, which it does not \
+         (unused_assignments)",
+        "#[differentiate(wrt(x))]
+fn f(mut x: f64, y: f64) -> f64 {
+    let mk_b = || 0.75;
+    let b: f64 = mk_b();
+    let mut sum_t: f64 = 0.0;
+    for _ in 0..4 {
+        if b < 0.6 || 0.0 >= 0.75 {
+            sum_t = 1.0 * 0.5;
+        }
+    }
+    let mut e: f64 = 1.0;
+    if y >= 0.05 {
+        {
+            e = 1.0;
+            x = e + y;
+        }
+    }
+    x.cos() * y + e - 1.0 + sum_t
+}",
+    ),
 ];
 
 #[test]

@@ -125,3 +125,20 @@ fn sums_read_after_their_loop_record_once_per_outer_iteration() {
     assert_eq!(core.matches("tape_z.push").count(), 1, "{core}");
     assert_eq!(core.matches("tape_z.pop").count(), 1, "{core}");
 }
+
+/// The cores of second derivatives return nothing, so they leave out the
+/// output's arithmetic. A first value only that arithmetic read is declared
+/// without it (`let e: f64;`, assigned once, so no `mut`), and a value read
+/// only by the condition of a branch with nothing to undo is not computed.
+#[test]
+fn second_derivative_cores_leave_out_what_only_the_value_read() {
+    let got = expand(
+        "hessian",
+        "fn f(mut x: f64, y: f64) -> f64 { let b = y * 0.5; let mut s = 0.0; for _ in 0..4 { if b < 0.6 { s = 0.5; } } let mut e: f64 = 1.0; if y > 0.0 { e = 1.0; x = e + y; } x.cos() * y + e + s }",
+    );
+    let core = &got[got.find("fn __f_hvp_core(").unwrap()..];
+    assert!(core.contains("let e: f64;"), "{core}");
+    assert!(!core.contains("let b"), "{core}");
+    let value = &got[got.find("fn __f_core(").unwrap()..];
+    assert!(value.contains("let mut e: f64 = 1.0;"), "{value}");
+}

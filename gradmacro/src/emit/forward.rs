@@ -59,11 +59,31 @@ impl Emitter<'_> {
     }
 
     fn let_mut(&self, v: VarId) -> TokenStream {
-        if self.f.var(v).reassigned || self.a.restored[v.0] {
+        if self.a.mutable(self.f, v) {
             quote!(mut)
         } else {
             quote!()
         }
+    }
+
+    /// The `let` of a first value nothing reads (see `Analysis::unread_first`):
+    /// the variable without the value; a grouped or earlier declaration
+    /// already covers it otherwise. `annot` is a passive value's type, if known.
+    fn declare_only(
+        &mut self,
+        v: VarId,
+        write: Write,
+        ctx: Ctx,
+        annot: Option<TokenStream>,
+    ) -> TokenStream {
+        if !self.own_let(v, write, ctx) {
+            return quote!();
+        }
+        let m = self.let_mut(v);
+        let dst = self.var(v);
+        let ty = &self.ty;
+        let annot = annot.unwrap_or_else(|| quote!(: #ty));
+        quote!(let #m #dst #annot;)
     }
 
     fn fwd_stmt(&mut self, s: &Stmt, frames: &mut Vec<Frame>) -> TokenStream {
@@ -71,6 +91,9 @@ impl Emitter<'_> {
             Stmt::Step(st) => {
                 if !self.live(st.dst) {
                     return quote!();
+                }
+                if self.a.unread_first.contains(&st.id) {
+                    return self.declare_only(st.dst, st.write, st.ctx, None);
                 }
                 let save = self.save(st.dst, st.id, st.ctx, st.write);
                 let args = self.step_args(st);
@@ -118,19 +141,22 @@ impl Emitter<'_> {
                 if !self.live(p.dst) {
                     return quote!();
                 }
+                let ty = &self.ty;
+                let annot = match &self.f.var(p.dst).ty {
+                    Some(t) => quote!(: #t),
+                    // `let g = 0.5;`: the user's code may fix its type by a
+                    // use the generated code does not repeat.
+                    None if float_literal(&p.value.tokens) => quote!(: #ty),
+                    None => quote!(),
+                };
+                if self.a.unread_first.contains(&p.id) {
+                    return self.declare_only(p.dst, p.write, p.ctx, Some(annot));
+                }
                 let save = self.save(p.dst, p.id, p.ctx, p.write);
                 let value = self.passive(&p.value);
                 let dst = self.f.var(p.dst).ident.clone();
                 if self.declares_here(p.dst, p.write) {
                     let m = self.let_mut(p.dst);
-                    let ty = &self.ty;
-                    let annot = match &self.f.var(p.dst).ty {
-                        Some(t) => quote!(: #t),
-                        // `let g = 0.5;`: the user's code may fix its type by a
-                        // use the generated code does not repeat.
-                        None if float_literal(&p.value.tokens) => quote!(: #ty),
-                        None => quote!(),
-                    };
                     quote!(#save let #m #dst #annot = #value;)
                 } else {
                     let op = p.op.clone().unwrap_or_else(|| quote!(=));

@@ -587,12 +587,7 @@ impl Emitter<'_> {
             let values: Vec<(Ident, bool)> = self
                 .compact_values
                 .iter()
-                .map(|&v| {
-                    (
-                        self.var(v),
-                        self.f.var(v).reassigned || self.a.restored[v.0],
-                    )
-                })
+                .map(|&v| (self.var(v), self.a.mutable(self.f, v)))
                 .collect();
             let adjoints: Vec<(Ident, bool)> = self
                 .compact_adjoints

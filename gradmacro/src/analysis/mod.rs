@@ -2,6 +2,8 @@
 //! primal values the reverse sweep reads, which forward statements are live,
 //! and which writes must record the value they destroy.
 
+mod unread;
+
 use crate::ir::*;
 use crate::rules::{Partial, Prim};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
@@ -172,9 +174,21 @@ pub struct Analysis {
     /// update instead of recording the old value, with that update's
     /// operator (`-=` for `+=`; see `invertible`).
     pub inverted: HashMap<StmtId, &'static str>,
+    /// First writes (`let v = ..;`) whose value nothing emitted reads: the
+    /// `let` declares the variable without it (see `unread`).
+    pub unread_first: HashSet<StmtId>,
+    /// Variables with an unread first value that the rest of the forward
+    /// sweep writes at most once per declaration: a `let` without a value
+    /// takes that write without `mut`.
+    pub written_once: Vec<bool>,
 }
 
 impl Analysis {
+    /// Whether the variable's `let` needs `mut` in the forward sweep.
+    pub fn mutable(&self, f: &Func, v: VarId) -> bool {
+        (f.var(v).reassigned || self.restored[v.0]) && !self.written_once[v.0]
+    }
+
     /// Whether the write statement `key` (see [`write_key`]) of `dst` must
     /// record the value it destroys.
     pub fn saves_at(&self, f: &Func, dst: VarId, write: Write, key: StmtId) -> bool {
@@ -357,58 +371,64 @@ pub fn analyze(f: &Func) -> Analysis {
     // Recompute what the reverse sweep reads, and what that is made from.
     let mut recomputed: Vec<bool> = (0..n).map(|i| candidates[i] && needed[i]).collect();
     let recomputed_cond = conditions_to_recompute(f, &replayed, &candidates);
-    // An `if` that writes nothing has no reverse: its condition is not
-    // evaluated again (`if c { for _ in 0..n {} }`).
-    let replays = |i: &If| {
-        recomputed_cond.contains(&i.site) && (writes_anything(&i.then) || writes_anything(&i.els))
+    // An `if` whose branches the reverse sweep leaves alone has no reverse:
+    // its condition is not evaluated again (`if c { for _ in 0..n {} }`, or
+    // `if b < 0.6 { s = 0.5; }` with `s` read by nothing backwards). What the
+    // reverse sweep reads grows with the conditions it evaluates, so the two
+    // settle together.
+    let replays = |i: &If, needed: &[bool], recomputed: &[bool]| {
+        recomputed_cond.contains(&i.site)
+            && [&i.then, &i.els]
+                .iter()
+                .any(|b| has_reverse(b, &adj, needed, recomputed))
     };
-    walk(&f.body, &mut |s| {
-        if let Stmt::If(i) = s {
-            if replays(i) {
-                for u in &i.cond.reads {
-                    if candidates[u.0] {
-                        recomputed[u.0] = true;
-                    }
-                }
-            }
-        }
-    });
     let all = statements(f);
     fixpoint(|| {
-        let mut changed = false;
-        for s in all.iter().rev() {
-            let (dst, reads) = match s {
-                Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
-                Stmt::Assign(pa) => (pa.dst, pa.value.reads.clone()),
-                _ => continue,
-            };
-            if recomputed[dst.0] {
-                for v in reads {
-                    if candidates[v.0] && !recomputed[v.0] {
-                        recomputed[v.0] = true;
-                        changed = true;
+        let before = needed.iter().filter(|v| **v).count();
+        walk(&f.body, &mut |s| {
+            if let Stmt::If(i) = s {
+                if replays(i, &needed, &recomputed) {
+                    for u in &i.cond.reads {
+                        if candidates[u.0] {
+                            recomputed[u.0] = true;
+                        }
                     }
                 }
             }
-        }
-        changed
-    });
-    walk(&f.body, &mut |s| match s {
-        Stmt::Step(st) if recomputed[st.dst.0] => {
-            // Its inputs are read again, backwards.
-            st.args.iter().for_each(|a| need(&a.reads(), &mut needed));
-        }
-        Stmt::Assign(pa) if recomputed[pa.dst.0] => need(&pa.value.reads, &mut needed),
-        Stmt::If(i) if replays(i) => need(&i.cond.reads, &mut needed),
-        _ => {}
-    });
-    // Restoring an overwritten element of a needed array reads its index.
-    walk(&f.body, &mut |s| {
-        if let Stmt::Store(st) = s {
-            if needed[st.arr.0] {
-                need(&st.index.reads, &mut needed);
+        });
+        fixpoint(|| {
+            let mut changed = false;
+            for s in all.iter().rev() {
+                let (dst, reads) = match s {
+                    Stmt::Step(st) => (st.dst, st.args.iter().flat_map(Operand::reads).collect()),
+                    Stmt::Assign(pa) => (pa.dst, pa.value.reads.clone()),
+                    _ => continue,
+                };
+                if recomputed[dst.0] {
+                    for v in reads {
+                        if candidates[v.0] && !recomputed[v.0] {
+                            recomputed[v.0] = true;
+                            changed = true;
+                        }
+                    }
+                }
             }
-        }
+            changed
+        });
+        let mut reads: Vec<VarId> = Vec::new();
+        walk(&f.body, &mut |s| match s {
+            Stmt::Step(st) if recomputed[st.dst.0] => {
+                // Its inputs are read again, backwards.
+                st.args.iter().for_each(|a| reads.extend(a.reads()));
+            }
+            Stmt::Assign(pa) if recomputed[pa.dst.0] => reads.extend(&pa.value.reads),
+            Stmt::If(i) if replays(i, &needed, &recomputed) => reads.extend(&i.cond.reads),
+            // Restoring an overwritten element of a needed array reads its index.
+            Stmt::Store(st) if needed[st.arr.0] => reads.extend(&st.index.reads),
+            _ => {}
+        });
+        need(&reads, &mut needed);
+        needed.iter().filter(|v| **v).count() != before
     });
     let hoisted: Vec<bool> = (0..n)
         .map(|i| {
@@ -490,6 +510,8 @@ pub fn analyze(f: &Func) -> Analysis {
         writers: vec![0; n],
         unneeded: HashSet::new(),
         inverted: HashMap::new(),
+        unread_first: HashSet::new(),
+        written_once: vec![false; n],
     };
     let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     a.inverted = invertible(f, &a);
@@ -524,7 +546,68 @@ pub fn analyze(f: &Func) -> Analysis {
     });
     a.restored = restored;
     a.writers = writers;
+    unread_first_values(f, &mut a);
     a
+}
+
+/// Finds the unread first values of variables the forward sweep alone reads
+/// (the reverse sweep neither reads nor restores them), written only by
+/// steps and assignments, and decides which of them still need `mut`.
+fn unread_first_values(f: &Func, a: &mut Analysis) {
+    let mut candidates: Vec<bool> = (0..f.vars.len())
+        .map(|i| {
+            let v = &f.vars[i];
+            v.reassigned
+                && a.live[i]
+                && !(a.needed[i] || a.recomputed[i] || a.scoped[i])
+                && !(a.declared[i] || a.hoisted[i] || a.restored[i])
+                && !v.shape.is_array()
+                && VarId(i) != f.output
+                && !f.is_param(VarId(i))
+        })
+        .collect();
+    walk(&f.body, &mut |s| match s {
+        Stmt::Step(_) | Stmt::Assign(_) => {}
+        Stmt::Loop(Loop {
+            kind: LoopKind::For {
+                binding: Some(v), ..
+            },
+            ..
+        }) => candidates[v.0] = false,
+        s => {
+            if let Some(v) = written(s) {
+                candidates[v.0] = false;
+            }
+        }
+    });
+    a.unread_first = unread::unread_first_values(f, &a.live, &candidates);
+    if a.unread_first.is_empty() {
+        return;
+    }
+    // The writes left once the first is gone, and whether one may run twice.
+    let mut writes = vec![0usize; f.vars.len()];
+    let mut repeated = vec![false; f.vars.len()];
+    walk(&f.body, &mut |s| {
+        let (dst, id, ctx) = match s {
+            Stmt::Step(st) => (st.dst, st.id, st.ctx),
+            Stmt::Assign(p) => (p.dst, p.id, p.ctx),
+            _ => return,
+        };
+        if a.live[dst.0] && !a.unread_first.contains(&id) {
+            writes[dst.0] += 1;
+            repeated[dst.0] |= ctx.loop_depth > f.var(dst).decl.loop_depth;
+        }
+    });
+    walk(&f.body, &mut |s| {
+        let (dst, id) = match s {
+            Stmt::Step(st) => (st.dst, st.id),
+            Stmt::Assign(p) => (p.dst, p.id),
+            _ => return,
+        };
+        if a.unread_first.contains(&id) {
+            a.written_once[dst.0] = writes[dst.0] <= 1 && !repeated[dst.0];
+        }
+    });
 }
 
 /// The primal values the reverse of `s` reads (operands of its partials,
@@ -998,21 +1081,27 @@ fn unread_inside(
     found.into_iter().map(|v| (v, (false, false))).collect()
 }
 
-/// Whether a block writes anything, nested blocks included.
-fn writes_anything(b: &Block) -> bool {
+/// Whether the reverse sweep may do anything for a block: pass on an
+/// adjoint, restore or compute again a value it reads, or call a pullback.
+/// Errs towards `true`: a branch replayed whose condition the forward sweep
+/// did not compute would not compile.
+fn has_reverse(b: &Block, adj: &[bool], needed: &[bool], recomputed: &[bool]) -> bool {
+    let matters = |v: &VarId| adj[v.0] || needed[v.0] || recomputed[v.0];
     let mut any = false;
     walk(b, &mut |s| {
-        any |= matches!(
-            s,
-            Stmt::Step(_)
-                | Stmt::Assign(_)
-                | Stmt::Store(_)
-                | Stmt::Push(_)
-                | Stmt::ArrayDef(_)
-                | Stmt::Reduce(_)
-                | Stmt::Call(_)
-                | Stmt::Verbatim(..)
-        );
+        any |= match s {
+            Stmt::Call(_) | Stmt::Exit(_) => true,
+            Stmt::Store(st) => matters(&st.arr),
+            Stmt::Push(p) => matters(&p.arr),
+            Stmt::ArrayDef(d) => matters(&d.dst),
+            Stmt::Loop(Loop {
+                kind: LoopKind::For {
+                    binding: Some(v), ..
+                },
+                ..
+            }) => matters(v),
+            s => written(s).is_some_and(|v| matters(&v)),
+        };
     });
     any
 }
