@@ -880,3 +880,76 @@ fn module_functions_gradient() {
         SEED * 3.0 * (1.0 - t * t),
     );
 }
+
+/// The cores of second derivatives return nothing, so they leave out the
+/// output's arithmetic: `e`'s and `g`'s first values, which only that
+/// arithmetic read, and `b`, read only by a condition whose branch has nothing
+/// to undo, must not be left unread there (unused_assignments).
+#[differentiate(hessian)]
+fn unread_without_the_value(mut x: f64, y: f64) -> f64 {
+    let b = y * 0.5;
+    let mut s = 0.0;
+    for _ in 0..4 {
+        if b < 0.6 {
+            s = 0.5;
+        }
+    }
+    let mut e: f64 = 1.0;
+    if y > 0.0 {
+        e = 1.0;
+        x = e + y;
+    } else if y < -1.0 {
+        e = 2.0;
+        x = e - y;
+    }
+    for _ in 0..2 {
+        let mut g: f64 = 0.5;
+        if y > 1.0 {
+            g = 2.0;
+            x += g;
+        }
+        s += g;
+    }
+    x.cos() * y + e + s
+}
+
+#[test]
+fn second_derivatives_without_unread_values() {
+    // Piecewise: f = y cos(x) + 2.5 for -1 <= y <= 0; y cos(1 + y) + 2.5 for
+    // 0 < y <= 1; y cos(5 + y) + 5 for y > 1.2; y cos(2 - y) + 3.5 for y < -1.
+    for (x, y) in [
+        (0.4f64, -0.5f64),
+        (1.3, -0.2),
+        (0.7, 0.5),
+        (-0.3, 0.9),
+        (0.2, 2.0),
+        (1.1, -1.7),
+    ] {
+        let (want_g, want_h): ([f64; 2], [[f64; 2]; 2]) = if (-1.0..=0.0).contains(&y) {
+            (
+                [-y * x.sin(), x.cos()],
+                [[-y * x.cos(), -x.sin()], [-x.sin(), 0.0]],
+            )
+        } else if y > 0.0 && y <= 1.0 {
+            let u = 1.0 + y;
+            let d1 = u.cos() - y * u.sin();
+            ([0.0, d1], [[0.0, 0.0], [0.0, -2.0 * u.sin() - y * u.cos()]])
+        } else if y > 1.2 {
+            let u = 5.0 + y;
+            let d1 = u.cos() - y * u.sin();
+            ([0.0, d1], [[0.0, 0.0], [0.0, -2.0 * u.sin() - y * u.cos()]])
+        } else {
+            let u = 2.0 - y;
+            let d1 = y * u.sin() + u.cos();
+            ([0.0, d1], [[0.0, 0.0], [0.0, 2.0 * u.sin() - y * u.cos()]])
+        };
+        let (value, grad, hess) = unread_without_the_value_hessian(x, y);
+        assert_eq!(value.to_bits(), unread_without_the_value(x, y).to_bits());
+        for i in 0..2 {
+            assert_close("gradient", grad[i], want_g[i]);
+            for j in 0..2 {
+                assert_close("hessian", hess[i][j], want_h[i][j]);
+            }
+        }
+    }
+}

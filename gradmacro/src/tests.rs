@@ -128,16 +128,19 @@ fn sums_read_after_their_loop_record_once_per_outer_iteration() {
 
 /// The cores of second derivatives return nothing, so they leave out the
 /// output's arithmetic. A first value only that arithmetic read is declared
-/// without it (`let e: f64;`, assigned once, so no `mut`), and a value read
-/// only by the condition of a branch with nothing to undo is not computed.
+/// without it, and without `mut` when each run of the declaration is followed
+/// by one write at most (`e` in either branch, `g` once per iteration); a
+/// value read only by the condition of a branch with nothing to undo (`b`)
+/// is not computed.
 #[test]
 fn second_derivative_cores_leave_out_what_only_the_value_read() {
     let got = expand(
         "hessian",
-        "fn f(mut x: f64, y: f64) -> f64 { let b = y * 0.5; let mut s = 0.0; for _ in 0..4 { if b < 0.6 { s = 0.5; } } let mut e: f64 = 1.0; if y > 0.0 { e = 1.0; x = e + y; } x.cos() * y + e + s }",
+        "fn f(mut x: f64, y: f64) -> f64 { let b = y * 0.5; let mut s = 0.0; for _ in 0..4 { if b < 0.6 { s = 0.5; } } let mut e: f64 = 1.0; if y > 0.0 { e = 1.0; x = e + y; } else if y < -1.0 { e = 2.0; x = e - y; } for _ in 0..2 { let mut g: f64 = 0.5; if y > 1.0 { g = 2.0; x += g; } s += g; } x.cos() * y + e + s }",
     );
     let core = &got[got.find("fn __f_hvp_core(").unwrap()..];
     assert!(core.contains("let e: f64;"), "{core}");
+    assert!(core.contains("let g: f64;"), "{core}");
     assert!(!core.contains("let b"), "{core}");
     let value = &got[got.find("fn __f_core(").unwrap()..];
     assert!(value.contains("let mut e: f64 = 1.0;"), "{value}");

@@ -584,30 +584,42 @@ fn unread_first_values(f: &Func, a: &mut Analysis) {
     if a.unread_first.is_empty() {
         return;
     }
-    // The writes left once the first is gone, and whether one may run twice.
-    let mut writes = vec![0usize; f.vars.len()];
-    let mut repeated = vec![false; f.vars.len()];
-    walk(&f.body, &mut |s| {
-        let (dst, id, ctx) = match s {
-            Stmt::Step(st) => (st.dst, st.id, st.ctx),
-            Stmt::Assign(p) => (p.dst, p.id, p.ctx),
-            _ => return,
-        };
-        if a.live[dst.0] && !a.unread_first.contains(&id) {
-            writes[dst.0] += 1;
-            repeated[dst.0] |= ctx.loop_depth > f.var(dst).decl.loop_depth;
-        }
+    let mut firsts = Vec::new();
+    walk(&f.body, &mut |s| match s {
+        Stmt::Step(st) if a.unread_first.contains(&st.id) => firsts.push((st.dst, st.id)),
+        Stmt::Assign(p) if a.unread_first.contains(&p.id) => firsts.push((p.dst, p.id)),
+        _ => {}
     });
-    walk(&f.body, &mut |s| {
-        let (dst, id) = match s {
-            Stmt::Step(st) => (st.dst, st.id),
-            Stmt::Assign(p) => (p.dst, p.id),
-            _ => return,
+    for (v, first) in firsts {
+        a.written_once[v.0] = most_writes(&f.body, v, first, a) <= 1;
+    }
+}
+
+/// How many times, at most, one run of the variable's declaration is
+/// followed by writes of it left in the forward sweep (2 stands for "more
+/// than one"): the larger of two branches, a loop's writes twice unless the
+/// loop holds the declaration. Exits are ignored, which can only count more.
+fn most_writes(b: &Block, v: VarId, first: StmtId, a: &Analysis) -> usize {
+    let mut n = 0;
+    for s in &b.stmts {
+        n += match s {
+            Stmt::Step(st) if st.dst == v && a.live[v.0] && st.id != first => 1,
+            Stmt::Assign(p) if p.dst == v && a.live[v.0] && p.id != first => 1,
+            Stmt::If(i) => most_writes(&i.then, v, first, a).max(most_writes(&i.els, v, first, a)),
+            Stmt::Loop(l) => {
+                let mut holds = false;
+                walk(&l.body, &mut |s| holds |= write_key(s) == first);
+                let body = most_writes(&l.body, v, first, a);
+                if holds || body == 0 {
+                    body
+                } else {
+                    2
+                }
+            }
+            _ => 0,
         };
-        if a.unread_first.contains(&id) {
-            a.written_once[dst.0] = writes[dst.0] <= 1 && !repeated[dst.0];
-        }
-    });
+    }
+    n.min(2)
 }
 
 /// The primal values the reverse of `s` reads (operands of its partials,
