@@ -869,6 +869,38 @@ fn a_block_binding_a_constant_as_an_argument() {
     }
 }
 
+/// Shrunk from the differential test (program 2814498): a constant argument
+/// that is a block whose tail is a float method of a name it binds, negated,
+/// `{ let (c,) = (T::from(0.3).unwrap().sin(),); -c.fract() }`, got
+/// `Default::default()` for its tangent. f = -c x y + y, c = sin(0.3).
+#[differentiate(tangent, hessian)]
+fn block_method_of_a_bound_constant<T: Float>(x: T, y: T) -> T {
+    product_of(
+        {
+            let (c,): (T,) = (T::from(0.3).unwrap().sin(),);
+            -c.fract()
+        },
+        x,
+    ) * y
+        + y
+}
+
+#[test]
+fn a_float_method_of_a_block_binding_as_an_argument() {
+    let c = 0.3f64.sin();
+    for (x, y) in [(0.5f64, 1.5), (-1.25, 0.75), (2.0, -3.0)] {
+        let (value, (dx, dy)) = block_method_of_a_bound_constant_grad(x, y);
+        assert_bits("value", value, block_method_of_a_bound_constant(x, y));
+        assert_near("d/dx", dx, -c * y);
+        assert_near("d/dy", dy, -c * x + 1.0);
+        let (_, t) = block_method_of_a_bound_constant_tangent(x, y, 1.0, 2.0);
+        assert_near("tangent", t, -c * y + 2.0 * (-c * x + 1.0));
+        let (_, _, h) = block_method_of_a_bound_constant_hessian(x, y);
+        assert_near("d2/dxdy", h[0][1], -c);
+        assert_near("d2/dx2", h[0][0], 0.0);
+    }
+}
+
 /// Shrunk from the differential test (program 1403483): a constant `Vec`
 /// filled by `push` with generic floats, one element overwritten, before an
 /// early `return`. The overwritten element's record is declared before the

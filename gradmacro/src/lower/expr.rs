@@ -559,7 +559,22 @@ impl Lowerer<'_> {
     fn generic_float_block(&self, b: &syn::Block) -> bool {
         match b.stmts.last() {
             Some(syn::Stmt::Expr(tail, None)) => {
-                self.generic_float_constant(tail) || self.bound_in_block(b, tail)
+                // `{ let (a,) = (T::one(),); -a.fract() }`: a float method of
+                // a value the block binds, or its negation, gives a float.
+                let mut root = crate::lower::strip(tail);
+                loop {
+                    root = crate::lower::strip(match root {
+                        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => &u.expr,
+                        Expr::MethodCall(m)
+                            if m.method == "unwrap"
+                                || Prim::from_method(&m.method.to_string()).is_some() =>
+                        {
+                            &m.receiver
+                        }
+                        _ => break,
+                    });
+                }
+                self.generic_float_constant(tail) || self.bound_in_block(b, root)
             }
             _ => false,
         }

@@ -161,8 +161,8 @@ pub(crate) const VALUE_MACROS: &[&str] = &[
 ];
 
 /// Every name used somewhere in `block` as only an array can be: indexed
-/// (`c[i]`, `c[a..b]`), lent (`&c`: a float is passed by value) or iterated
-/// (`c.iter()`, `c.len()`).
+/// (`c[i]`, `c[a..b]`), lent (`&c`: a float is passed by value, but compared
+/// by reference) or iterated (`c.iter()`, `c.len()`).
 fn indexed_names(block: &syn::Block) -> HashSet<String> {
     struct Indexed(HashSet<String>);
     impl Indexed {
@@ -188,6 +188,16 @@ fn indexed_names(block: &syn::Block) -> HashSet<String> {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if ["iter", "len", "to_vec"].iter().any(|n| m.method == n) {
                 self.note(&m.receiver);
+            }
+            // `(&best).partial_cmp(&item)`: floats are compared by reference.
+            if ["partial_cmp", "total_cmp"].iter().any(|n| m.method == n) {
+                for e in std::iter::once(&*m.receiver).chain(&m.args) {
+                    match strip(e) {
+                        syn::Expr::Reference(r) => syn::visit::Visit::visit_expr(self, &r.expr),
+                        e => syn::visit::Visit::visit_expr(self, e),
+                    }
+                }
+                return;
             }
             syn::visit::visit_expr_method_call(self, m);
         }
