@@ -953,3 +953,38 @@ fn second_derivatives_without_unread_values() {
         }
     }
 }
+
+/// In the cores of second derivatives the decrements of `b` feed only one
+/// another (`x + b` is left out there), and rustc counts no read by a write
+/// that nothing reads: they must be left out too (program 3003212 of the
+/// differential test, unused_assignments).
+#[differentiate(hessian)]
+fn decrements_read_by_nothing(x: f64, n: usize) -> f64 {
+    let mut b: f64 = 1.0;
+    for j in 0..n {
+        b -= 0.5;
+        if j >= 2 {
+            b = x;
+            return b.acosh();
+        }
+    }
+    x + b
+}
+
+#[test]
+fn second_derivatives_without_writes_read_by_nothing() {
+    for x in [1.3f64, 2.0, 3.5] {
+        for n in [0, 2, 3, 5] {
+            let (value, grad, hess) = decrements_read_by_nothing_hessian(x, n);
+            assert_eq!(value.to_bits(), decrements_read_by_nothing(x, n).to_bits());
+            let (g, h) = if n <= 2 {
+                (1.0, 0.0)
+            } else {
+                let q = x * x - 1.0;
+                (1.0 / q.sqrt(), -x / (q * q.sqrt()))
+            };
+            assert_close("gradient", grad[0], g);
+            assert_close("hessian", hess[0][0], h);
+        }
+    }
+}

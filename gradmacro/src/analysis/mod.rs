@@ -174,12 +174,12 @@ pub struct Analysis {
     /// update instead of recording the old value, with that update's
     /// operator (`-=` for `+=`; see `invertible`).
     pub inverted: HashMap<StmtId, &'static str>,
-    /// First writes (`let v = ..;`) whose value nothing emitted reads: the
-    /// `let` declares the variable without it (see `unread`).
-    pub unread_first: HashSet<StmtId>,
-    /// Variables with an unread first value that the rest of the forward
-    /// sweep writes at most once per declaration: a `let` without a value
-    /// takes that write without `mut`.
+    /// Writes whose value nothing emitted reads (see `unread`): left out, a
+    /// first one (`let v = ..;`) declaring the variable without its value.
+    pub unread: HashSet<StmtId>,
+    /// Variables with unread writes that the rest of the forward sweep writes
+    /// at most once per declaration: a `let` without a value takes that
+    /// write without `mut`.
     pub written_once: Vec<bool>,
 }
 
@@ -510,7 +510,7 @@ pub fn analyze(f: &Func) -> Analysis {
         writers: vec![0; n],
         unneeded: HashSet::new(),
         inverted: HashMap::new(),
-        unread_first: HashSet::new(),
+        unread: HashSet::new(),
         written_once: vec![false; n],
     };
     let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
@@ -546,14 +546,14 @@ pub fn analyze(f: &Func) -> Analysis {
     });
     a.restored = restored;
     a.writers = writers;
-    unread_first_values(f, &mut a);
+    unread_writes(f, &mut a);
     a
 }
 
-/// Finds the unread first values of variables the forward sweep alone reads
-/// (the reverse sweep neither reads nor restores them), written only by
-/// steps and assignments, and decides which of them still need `mut`.
-fn unread_first_values(f: &Func, a: &mut Analysis) {
+/// Finds the unread writes of variables the forward sweep alone reads (the
+/// reverse sweep neither reads nor restores them), written only by steps and
+/// assignments, and decides which of them still need `mut`.
+fn unread_writes(f: &Func, a: &mut Analysis) {
     let mut candidates: Vec<bool> = (0..f.vars.len())
         .map(|i| {
             let v = &f.vars[i];
@@ -580,14 +580,18 @@ fn unread_first_values(f: &Func, a: &mut Analysis) {
             }
         }
     });
-    a.unread_first = unread::unread_first_values(f, &a.live, &candidates);
-    if a.unread_first.is_empty() {
+    a.unread = unread::unread_writes(f, &a.live, &candidates);
+    if a.unread.is_empty() {
         return;
     }
     let mut firsts = Vec::new();
     walk(&f.body, &mut |s| match s {
-        Stmt::Step(st) if a.unread_first.contains(&st.id) => firsts.push((st.dst, st.id)),
-        Stmt::Assign(p) if a.unread_first.contains(&p.id) => firsts.push((p.dst, p.id)),
+        Stmt::Step(st) if st.write == Write::Def && a.unread.contains(&st.id) => {
+            firsts.push((st.dst, st.id))
+        }
+        Stmt::Assign(p) if p.write == Write::Def && a.unread.contains(&p.id) => {
+            firsts.push((p.dst, p.id))
+        }
         _ => {}
     });
     for (v, first) in firsts {
@@ -596,15 +600,15 @@ fn unread_first_values(f: &Func, a: &mut Analysis) {
 }
 
 /// How many times, at most, one run of the variable's declaration is
-/// followed by writes of it left in the forward sweep (2 stands for "more
+/// followed by writes of it left in the forward sweep (not unread) (2 stands for "more
 /// than one"): the larger of two branches, a loop's writes twice unless the
 /// loop holds the declaration. Exits are ignored, which can only count more.
 fn most_writes(b: &Block, v: VarId, first: StmtId, a: &Analysis) -> usize {
     let mut n = 0;
     for s in &b.stmts {
         n += match s {
-            Stmt::Step(st) if st.dst == v && a.live[v.0] && st.id != first => 1,
-            Stmt::Assign(p) if p.dst == v && a.live[v.0] && p.id != first => 1,
+            Stmt::Step(st) if st.dst == v && a.live[v.0] && !a.unread.contains(&st.id) => 1,
+            Stmt::Assign(p) if p.dst == v && a.live[v.0] && !a.unread.contains(&p.id) => 1,
             Stmt::If(i) => most_writes(&i.then, v, first, a).max(most_writes(&i.els, v, first, a)),
             Stmt::Loop(l) => {
                 let mut holds = false;

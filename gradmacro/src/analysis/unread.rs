@@ -1,9 +1,12 @@
-//! First values no emitted code reads. A core that leaves out what only the
+//! Writes no emitted code reads. A core that leaves out what only the
 //! returned value needed (the cores of second derivatives return nothing)
-//! can leave a variable's first value unread: in
-//! `let mut e = 1.0; if c { e = 1.0; x = e; } x.cos() + e`, once `+ e` is
-//! gone, `1.0` is overwritten before any read. rustc would warn that the
-//! value is never read, so that `let` declares the variable without it.
+//! can leave values unread: in `let mut e = 1.0; if c { e = 1.0; x = e; }
+//! x.cos() + e`, once `+ e` is gone, `1.0` is overwritten before any read;
+//! in `let mut b = 1.0; for .. { b -= 1.0; if c { b = x; return b; } }`,
+//! the decrements feed only one another. rustc would warn that the values
+//! are never read (its liveness is strong: a read by a write nothing reads
+//! does not count), so those writes are left out, and a first one leaves
+//! its `let` without a value.
 
 use crate::ir::*;
 use std::collections::{BTreeSet, HashSet};
@@ -18,19 +21,20 @@ struct Targets {
     loop_head: Live,
 }
 
-/// The first writes (`let v = ..;`) of `candidates` whose value no statement
-/// the forward sweep emits (`live`), no condition or range and not the
-/// returned value reads before the variable is written again. Errs towards
-/// "read": a `let` kept with its value is at worst the lint this avoids,
-/// while one without a value that is read would not compile.
-pub(super) fn unread_first_values(f: &Func, live: &[bool], candidates: &[bool]) -> HashSet<StmtId> {
+/// The writes of `candidates` (steps and assignments) whose value no
+/// statement the forward sweep emits (`live`), no condition or range and not
+/// the returned value reads before the variable is written again, counting
+/// only reads by writes that are read themselves. Errs towards "read": a
+/// write kept is at worst the lint this avoids, while one left out that is
+/// read would not compile.
+pub(super) fn unread_writes(f: &Func, live: &[bool], candidates: &[bool]) -> HashSet<StmtId> {
     if !candidates.iter().any(|c| *c) {
         return HashSet::new();
     }
     let mut flow = Flow {
         live,
         candidates,
-        firsts: HashSet::new(),
+        writes: HashSet::new(),
         read: HashSet::new(),
     };
     let mut end = Live::new();
@@ -43,16 +47,16 @@ pub(super) fn unread_first_values(f: &Func, live: &[bool], candidates: &[bool]) 
         loop_head: Live::new(),
     };
     flow.block(&f.body, end, &targets);
-    flow.firsts.difference(&flow.read).copied().collect()
+    flow.writes.difference(&flow.read).copied().collect()
 }
 
 /// A backward walk: what is live before each statement, from what is live
-/// after it. Loops iterate to a fixpoint; a first value read on any pass is
-/// read, so the passes before the last only add to `read`.
+/// after it. Loops iterate to a fixpoint; a write read on any pass is read,
+/// so the passes before the last only add to `read`.
 struct Flow<'a> {
     live: &'a [bool],
     candidates: &'a [bool],
-    firsts: HashSet<StmtId>,
+    writes: HashSet<StmtId>,
     read: HashSet<StmtId>,
 }
 
@@ -68,34 +72,37 @@ impl Flow<'_> {
         l
     }
 
-    fn write(&mut self, id: StmtId, dst: VarId, write: Write, whole: bool, l: &mut Live) {
-        if write == Write::Def && self.candidates[dst.0] {
-            self.firsts.insert(id);
-            if l.contains(&dst.0) {
-                self.read.insert(id);
+    /// A write of `dst` reading `reads`: whether its value is read, and if so
+    /// what is live before it. An unread write of a candidate reads nothing.
+    fn write(&mut self, id: StmtId, dst: VarId, whole: bool, reads: &[VarId], l: &mut Live) {
+        if self.candidates[dst.0] {
+            self.writes.insert(id);
+            if !l.contains(&dst.0) {
+                return;
             }
+            self.read.insert(id);
         }
         if whole {
             l.remove(&dst.0);
         }
+        self.add(l, reads);
     }
 
     fn stmt(&mut self, s: &Stmt, mut l: Live, t: &Targets) -> Live {
         let emitted = |v: &VarId| self.live[v.0];
         match s {
             Stmt::Step(st) if emitted(&st.dst) => {
-                self.write(st.id, st.dst, st.write, true, &mut l);
                 let reads: Vec<VarId> = st.args.iter().flat_map(Operand::reads).collect();
-                self.add(&mut l, &reads);
+                self.write(st.id, st.dst, true, &reads, &mut l);
             }
             Stmt::Assign(a) if emitted(&a.dst) => {
                 // `v += x` reads `v`.
+                let mut reads = a.value.reads.clone();
                 let compound = a.op.is_some();
-                self.write(a.id, a.dst, a.write, !compound, &mut l);
                 if compound {
-                    self.add(&mut l, &[a.dst]);
+                    reads.push(a.dst);
                 }
-                self.add(&mut l, &a.value.reads);
+                self.write(a.id, a.dst, !compound, &reads, &mut l);
             }
             Stmt::Store(st) if emitted(&st.arr) => {
                 self.add(&mut l, &st.value.reads());

@@ -66,9 +66,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// The `let` of a first value nothing reads (see `Analysis::unread_first`):
-    /// the variable without the value; a grouped or earlier declaration
-    /// already covers it otherwise. `annot` is a passive value's type, if known.
+    /// A write nothing reads (see `Analysis::unread`): left out, but a first
+    /// one still declares the variable, without the value, unless a grouped
+    /// declaration covers it. `annot` is a passive value's type, if known.
     fn declare_only(
         &mut self,
         v: VarId,
@@ -76,7 +76,7 @@ impl Emitter<'_> {
         ctx: Ctx,
         annot: Option<TokenStream>,
     ) -> TokenStream {
-        if !self.own_let(v, write, ctx) {
+        if write != Write::Def || !self.own_let(v, write, ctx) {
             return quote!();
         }
         let m = self.let_mut(v);
@@ -92,7 +92,7 @@ impl Emitter<'_> {
                 if !self.live(st.dst) {
                     return quote!();
                 }
-                if self.a.unread_first.contains(&st.id) {
+                if self.a.unread.contains(&st.id) {
                     return self.declare_only(st.dst, st.write, st.ctx, None);
                 }
                 let save = self.save(st.dst, st.id, st.ctx, st.write);
@@ -149,7 +149,7 @@ impl Emitter<'_> {
                     None if float_literal(&p.value.tokens) => quote!(: #ty),
                     None => quote!(),
                 };
-                if self.a.unread_first.contains(&p.id) {
+                if self.a.unread.contains(&p.id) {
                     return self.declare_only(p.dst, p.write, p.ctx, Some(annot));
                 }
                 let save = self.save(p.dst, p.id, p.ctx, p.write);
