@@ -76,7 +76,7 @@ impl Emitter<'_> {
         ctx: Ctx,
         annot: Option<TokenStream>,
     ) -> TokenStream {
-        if write != Write::Def || !self.own_let(v, write, ctx) {
+        if !self.own_let(v, write, ctx) {
             return quote!();
         }
         let m = self.let_mut(v);
