@@ -937,3 +937,60 @@ fn a_pushed_constant_buffer_before_an_early_return() {
     );
     assert_eq!(g32, vec![0.0, 0.0, 3.5]);
 }
+
+/// Shrunk from the differential test (program 3201253): a constant bound
+/// through a block and a tuple, copied (`let t = acc;`) after an early
+/// `return`, then read by a call argument. The copy is declared before the
+/// forward sweep; it was `Default::default()`, which `T` is not.
+/// f = 1 when `stop`, else x·(2.5 in radians) - Σw.
+#[differentiate(tangent, hessian)]
+#[allow(clippy::let_and_return)]
+fn copied_constant_after_a_return<T: Float + for<'a> std::iter::Sum<&'a T>>(
+    stop: bool,
+    x: T,
+    w: &[T],
+) -> T {
+    let (acc,) = ({
+        let (q,): (T,) = (T::from(2.5).unwrap(),);
+        {
+            let iters1 = q;
+            iters1
+        }
+    },);
+    if stop {
+        return T::one();
+    }
+    let t = acc;
+    product_of(
+        {
+            let pair_s = (t, T::from(2.0).unwrap());
+            let s = pair_s.0 * pair_s.1 * T::from(0.5).unwrap();
+            s.to_radians()
+        },
+        x,
+    ) - w.iter().sum::<T>()
+}
+
+#[test]
+fn a_constant_copied_after_a_return() {
+    let c = 2.5f64.to_radians();
+    for stop in [false, true] {
+        for (x, w) in [(0.5f64, [1.0, -2.0]), (-1.25, [0.3, 4.0])] {
+            let (value, (dx, dw)) = copied_constant_after_a_return_grad(stop, x, &w);
+            assert_bits("value", value, copied_constant_after_a_return(stop, x, &w));
+            let (gx, gw) = if stop { (0.0, 0.0) } else { (c, -1.0) };
+            assert_near("d/dx", dx, gx);
+            assert_all_near("d/dw", &dw, &[gw, gw]);
+            let (_, _, h) = copied_constant_after_a_return_hessian(stop, x, &w);
+            assert!(h.iter().flatten().all(|h| *h == 0.0), "hessian {h:?}");
+            let (v32, (dx32, _)) =
+                copied_constant_after_a_return_grad(stop, x as f32, &[1.0f32, 2.0]);
+            assert_bits(
+                "value f32",
+                v32,
+                copied_constant_after_a_return(stop, x as f32, &[1.0, 2.0]),
+            );
+            assert_near("d/dx f32", dx32, gx as f32);
+        }
+    }
+}

@@ -988,3 +988,108 @@ fn second_derivatives_without_writes_read_by_nothing() {
         }
     }
 }
+
+/// In the cores of second derivatives `x -= r` is left out (the output's
+/// `+ x` is, and nothing else reads that `x`), which leaves `r`, written
+/// once, read by nothing: it must go too (program 3104172 of the
+/// differential test, unused_assignments).
+#[differentiate(tangent, hessian)]
+#[allow(clippy::assign_op_pattern, clippy::redundant_pattern_matching)]
+fn written_once_read_by_nothing(y: f64, n: usize, mut x: f64) -> f64 {
+    let (mut acc,): (f64,) = (1.0,);
+    x = 0.5 + x;
+    if let Some(_) = n.checked_sub(2) {
+        acc = y * y;
+        if x >= 2.3 {
+            acc += x;
+        }
+    } else {
+        let mk_r = || 0.9;
+        let r: f64 = mk_r();
+        x -= r;
+    }
+    acc + x
+}
+
+/// The same through a `match` binding: `b = rest * 0.75` is left out of the
+/// cores of second derivatives, and `rest` with it (program 3202176).
+#[differentiate(tangent, hessian)]
+#[allow(clippy::ptr_arg, clippy::useless_vec)]
+fn match_binding_read_by_nothing(y: f64, cfg: &Scaled, w: &Vec<f64>) -> f64 {
+    let Some(_) = w.len().checked_sub(2) else {
+        return 1.0;
+    };
+    let mk_b = || cfg.scale;
+    let mut b = mk_b();
+    let tmp = vec![b, 2.5, 1.0];
+    match w.len().checked_sub(1) {
+        Some(rest) => {
+            b = (rest as f64) * 0.75;
+        }
+        None => {
+            let Some(_) = tmp.len().checked_sub(1) else {
+                return 1.0;
+            };
+        }
+    }
+    b + y * y
+}
+
+/// A parameter read by its field.
+struct Scaled {
+    scale: f64,
+}
+
+#[test]
+fn second_derivatives_without_values_written_once_and_read_by_nothing() {
+    for (y, x) in [(0.7f64, 2.5f64), (-1.2, 0.3), (1.6, 1.9), (0.4, -0.8)] {
+        for n in [0, 1, 2, 4] {
+            let (value, grad, hess) = written_once_read_by_nothing_hessian(y, n, x);
+            assert_eq!(
+                value.to_bits(),
+                written_once_read_by_nothing(y, n, x).to_bits()
+            );
+            // f = y² + [x + 0.5 >= 2.3] (x + 0.5) + x + 0.5 for n >= 2,
+            // else 1 + x - 0.4.
+            let (g, h) = match (n >= 2, x + 0.5 >= 2.3) {
+                (false, _) => ([0.0, 1.0], [[0.0, 0.0], [0.0, 0.0]]),
+                (true, c) => (
+                    [2.0 * y, if c { 2.0 } else { 1.0 }],
+                    [[2.0, 0.0], [0.0, 0.0]],
+                ),
+            };
+            for i in 0..2 {
+                assert_close("gradient", grad[i], g[i]);
+                for j in 0..2 {
+                    assert_close("hessian", hess[i][j], h[i][j]);
+                }
+            }
+            let (_, t) = written_once_read_by_nothing_tangent(y, n, x, 0.5, -2.0);
+            assert_close("tangent", t, 0.5 * g[0] - 2.0 * g[1]);
+        }
+    }
+    let cfg = Scaled { scale: 1.5 };
+    for y in [0.7f64, -1.2, 1.6] {
+        for w in [vec![2.0], vec![2.0, 4.0], vec![1.0, -3.0, 0.5]] {
+            let (value, grad, hess) = match_binding_read_by_nothing_hessian(y, &cfg, &w);
+            assert_eq!(
+                value.to_bits(),
+                match_binding_read_by_nothing(y, &cfg, &w).to_bits()
+            );
+            // f = 0.75 (len - 1) + y² from two elements on, else 1; the
+            // elements themselves do not enter.
+            let (dy, dyy) = if w.len() >= 2 {
+                (2.0 * y, 2.0)
+            } else {
+                (0.0, 0.0)
+            };
+            assert_close("gradient", grad[0], dy);
+            assert!(grad[1..].iter().all(|g| *g == 0.0));
+            assert_close("hessian", hess[0][0], dyy);
+            assert!(hess.iter().flatten().skip(1).all(|h| *h == 0.0));
+            let t = vec![1.0; w.len()];
+            let (_, dot) = match_binding_read_by_nothing_tangent(y, &cfg, &w, -2.0, &t);
+            assert_close("tangent", dot, -2.0 * dy);
+        }
+    }
+}

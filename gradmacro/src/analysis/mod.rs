@@ -181,6 +181,9 @@ pub struct Analysis {
     /// at most once per declaration: a `let` without a value takes that
     /// write without `mut`.
     pub written_once: Vec<bool>,
+    /// Variables whose every write is unread: nothing reads them, so they
+    /// are not declared at all.
+    pub undeclared: Vec<bool>,
 }
 
 impl Analysis {
@@ -491,6 +494,7 @@ pub fn analyze(f: &Func) -> Analysis {
             }
         }
     });
+    copied_floats(f, &mut floats);
     let mut sites = ExitSites::default();
     exits(&f.body, &mut sites);
     let mut a = Analysis {
@@ -512,6 +516,7 @@ pub fn analyze(f: &Func) -> Analysis {
         inverted: HashMap::new(),
         unread: HashSet::new(),
         written_once: vec![false; n],
+        undeclared: vec![false; n],
     };
     let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     a.inverted = invertible(f, &a);
@@ -550,6 +555,38 @@ pub fn analyze(f: &Func) -> Analysis {
     a
 }
 
+/// A passive copy (`let t = acc;`, `t = acc.sin();`) has its source's type:
+/// a float through any chain of copies (a generic `T` has no `Default` to
+/// declare it with).
+fn copied_floats(f: &Func, floats: &mut [bool]) {
+    let mut copies = Vec::new();
+    walk(&f.body, &mut |s| {
+        if let Stmt::Assign(p) = s {
+            if let ([src], false) = (&p.value.reads[..], f.var(p.dst).shape.is_array()) {
+                let src = *src;
+                let ident = &f.var(src).ident;
+                let mut t = p.value.tokens.clone().into_iter();
+                let bare = matches!((t.next(), t.next()),
+                    (Some(proc_macro2::TokenTree::Ident(i)), None) if i == *ident);
+                if bare || float_method_of(&p.value, ident) {
+                    copies.push((p.dst.0, src.0));
+                }
+            }
+        }
+    });
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &(dst, src) in &copies {
+            if floats[dst] != floats[src] {
+                floats[dst] = true;
+                floats[src] = true;
+                changed = true;
+            }
+        }
+    }
+}
+
 /// Finds the unread writes of variables the forward sweep alone reads (the
 /// reverse sweep neither reads nor restores them), written only by steps and
 /// assignments, and decides which of them still need `mut`.
@@ -557,8 +594,7 @@ fn unread_writes(f: &Func, a: &mut Analysis) {
     let mut candidates: Vec<bool> = (0..f.vars.len())
         .map(|i| {
             let v = &f.vars[i];
-            v.reassigned
-                && a.live[i]
+            a.live[i]
                 && !(a.needed[i] || a.recomputed[i] || a.scoped[i])
                 && !(a.declared[i] || a.hoisted[i] || a.restored[i])
                 && !v.shape.is_array()
@@ -595,7 +631,9 @@ fn unread_writes(f: &Func, a: &mut Analysis) {
         _ => {}
     });
     for (v, first) in firsts {
-        a.written_once[v.0] = most_writes(&f.body, v, first, a) <= 1;
+        let kept = most_writes(&f.body, v, first, a);
+        a.written_once[v.0] = kept <= 1;
+        a.undeclared[v.0] = kept == 0;
     }
 }
 

@@ -68,7 +68,8 @@ impl Emitter<'_> {
 
     /// A write nothing reads (see `Analysis::unread`): left out, but a first
     /// one still declares the variable, without the value, unless a grouped
-    /// declaration covers it. `annot` is a passive value's type, if known.
+    /// declaration covers it or no write of it is left. `annot` is a passive
+    /// value's type, if known.
     fn declare_only(
         &mut self,
         v: VarId,
@@ -76,7 +77,7 @@ impl Emitter<'_> {
         ctx: Ctx,
         annot: Option<TokenStream>,
     ) -> TokenStream {
-        if !self.own_let(v, write, ctx) {
+        if !self.own_let(v, write, ctx) || self.a.undeclared[v.0] {
             return quote!();
         }
         let m = self.let_mut(v);
