@@ -6,7 +6,8 @@
 //! the decrements feed only one another. rustc would warn that the values
 //! are never read (its liveness is strong: a read by a write nothing reads
 //! does not count), so those writes are left out, and a first one leaves
-//! its `let` without a value.
+//! its `let` without a value, or out too when no write of the variable is
+//! left (`let r = 0.9; x -= r;` once `x -= r` is gone).
 
 use crate::ir::*;
 use std::collections::{BTreeSet, HashSet};
