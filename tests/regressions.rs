@@ -637,6 +637,36 @@ fn overwrite_in_a_branch_on_the_input() {
 // Shrunk failures that cannot be compiled here, checked as text.
 // ---------------------------------------------------------------------------
 
+/// Program 2814498, shrunk (twice in `SHRUNK`: the index gives the flags).
+const P2814498: &str = "#[differentiate]
+fn g2(x: f64, y: f64) -> f64 {
+    x * y + 1.0
+}
+
+/// `w.len() == 3`
+#[differentiate]
+fn f(xs: [f64; 3], w: &[f64]) -> f64 {
+    g2(xs.iter().sum::<f64>(), {
+        let (acc,): (f64,) = (0.3_f64.sin(),);
+        -acc.fract()
+    }) + w[1] * xs[0]
+}";
+
+/// Program 2812804, shrunk (twice in `SHRUNK`, as for `P2814498`).
+const P2812804: &str = "#[differentiate]
+fn g1(x: f64, _y: f64, _w: &[f64]) -> f64 {
+    x * x
+}
+
+/// `w.len() == 4`
+#[differentiate]
+fn f(w: &[f64], x: f64, _flag: bool) -> f64 {
+    if x >= 1.0 {
+        return 0.6_f64.powf(x - w[3]);
+    }
+    (0..3).map(|_| g1(1.0, 2.26, w)).min_by(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0f64) * x
+}";
+
 /// Minimal programs the differential test found (program number, source),
 /// whose expansion does not compile, or is rejected by clippy (which would
 /// stop CI before any test runs). Each must build under `#![deny(warnings)]`
@@ -1335,72 +1365,24 @@ fn f(mut x: f64, y: f64) -> f64 {
     ),
     (
         "2814498 in reverse mode (the next case gives it `tangent`)",
-        "#[differentiate]
-fn g2(x: f64, y: f64) -> f64 {
-    x * y + 1.0
-}
-
-/// `w.len() == 3`
-#[differentiate]
-fn f(xs: [f64; 3], w: &[f64]) -> f64 {
-    g2(xs.iter().sum::<f64>(), {
-        let (acc,): (f64,) = (0.3_f64.sin(),);
-        -acc.fract()
-    }) + w[1] * xs[0]
-}",
+        P2814498,
     ),
     (
         "2814498 with `tangent`, at f64 (its generic twin, which did not compile, is \
          tests/generics.rs::a_float_method_of_a_block_binding_as_an_argument)",
-        "#[differentiate]
-fn g2(x: f64, y: f64) -> f64 {
-    x * y + 1.0
-}
-
-/// `w.len() == 3`
-#[differentiate]
-fn f(xs: [f64; 3], w: &[f64]) -> f64 {
-    g2(xs.iter().sum::<f64>(), {
-        let (acc,): (f64,) = (0.3_f64.sin(),);
-        -acc.fract()
-    }) + w[1] * xs[0]
-}",
+        P2814498,
     ),
     (
         "2812804's program as a generic twin, in reverse mode (the next case gives it \
          `tangent, hessian`)",
-        "#[differentiate]
-fn g1(x: f64, _y: f64, _w: &[f64]) -> f64 {
-    x * x
-}
-
-/// `w.len() == 4`
-#[differentiate]
-fn f(w: &[f64], x: f64, _flag: bool) -> f64 {
-    if x >= 1.0 {
-        return 0.6_f64.powf(x - w[3]);
-    }
-    (0..3).map(|_| g1(1.0, 2.26, w)).min_by(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0f64) * x
-}",
+        P2812804,
     ),
     (
         "2812804 (at an index the test gives `tangent, hessian`): a differentiated call's \
          value compared by reference in `min_by` (`(&best).partial_cmp(&item)`, in the \
          tangent program the second derivatives lower again) was taken for an array, since \
          a float is lent by value (E0599 `len` on `f64`)",
-        "#[differentiate]
-fn g1(x: f64, _y: f64, _w: &[f64]) -> f64 {
-    x * x
-}
-
-/// `w.len() == 4`
-#[differentiate]
-fn f(w: &[f64], x: f64, _flag: bool) -> f64 {
-    if x >= 1.0 {
-        return 0.6_f64.powf(x - w[3]);
-    }
-    (0..3).map(|_| g1(1.0, 2.26, w)).min_by(|p, q| p.partial_cmp(q).unwrap()).unwrap_or(0.0f64) * x
-}",
+        P2812804,
     ),
 ];
 

@@ -469,14 +469,6 @@ pub fn analyze(f: &Func) -> Analysis {
     walk(&f.body, &mut |s| {
         if let Stmt::Step(st) = s {
             floats[st.dst.0] = true;
-            // A passive operand that is one variable (`pair.1`'s `pair_1`).
-            let whole = |c: &Passive| {
-                let mut t = c.tokens.clone().into_iter();
-                matches!(
-                    (t.next(), t.next()),
-                    (Some(proc_macro2::TokenTree::Ident(_)), None)
-                )
-            };
             for (i, a) in st.args.iter().enumerate() {
                 if st.prim.integer_operand(i) {
                     continue;
@@ -485,7 +477,7 @@ pub fn analyze(f: &Func) -> Analysis {
                     Operand::Var(v) => floats[v.0] = true,
                     Operand::Const(c)
                         if c.reads.len() == 1
-                            && (whole(c) || float_method_of(c, &f.var(c.reads[0]).ident)) =>
+                            && (one_name(c) || float_method_of(c, &f.var(c.reads[0]).ident)) =>
                     {
                         floats[c.reads[0].0] = true
                     }
@@ -563,12 +555,7 @@ fn copied_floats(f: &Func, floats: &mut [bool]) {
     walk(&f.body, &mut |s| {
         if let Stmt::Assign(p) = s {
             if let ([src], false) = (&p.value.reads[..], f.var(p.dst).shape.is_array()) {
-                let src = *src;
-                let ident = &f.var(src).ident;
-                let mut t = p.value.tokens.clone().into_iter();
-                let bare = matches!((t.next(), t.next()),
-                    (Some(proc_macro2::TokenTree::Ident(i)), None) if i == *ident);
-                if bare || float_method_of(&p.value, ident) {
+                if one_name(&p.value) || float_method_of(&p.value, &f.var(*src).ident) {
                     copies.push((p.dst.0, src.0));
                 }
             }
@@ -638,9 +625,10 @@ fn unread_writes(f: &Func, a: &mut Analysis) {
 }
 
 /// How many times, at most, one run of the variable's declaration is
-/// followed by writes of it left in the forward sweep (not unread) (2 stands for "more
-/// than one"): the larger of two branches, a loop's writes twice unless the
-/// loop holds the declaration. Exits are ignored, which can only count more.
+/// followed by writes of it the forward sweep keeps (not unread); 2 stands
+/// for "more than one". The larger of two branches, a loop's writes twice
+/// unless the loop holds the declaration. Exits are ignored, which can only
+/// count more.
 fn most_writes(b: &Block, v: VarId, first: StmtId, a: &Analysis) -> usize {
     let mut n = 0;
     for s in &b.stmts {
@@ -1381,6 +1369,16 @@ pub fn stmt_ctx(s: &Stmt) -> Ctx {
         Stmt::Loop(l) => l.ctx,
         _ => Ctx::default(),
     }
+}
+
+/// Whether a passive value is one variable alone (`pair.1`'s `pair_1`,
+/// `acc`).
+fn one_name(c: &Passive) -> bool {
+    let mut t = c.tokens.clone().into_iter();
+    matches!(
+        (t.next(), t.next()),
+        (Some(proc_macro2::TokenTree::Ident(_)), None)
+    )
 }
 
 /// Whether `c` starts with a float method called on `v` (`y.cbrt().tanh()`):
