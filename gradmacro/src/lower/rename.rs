@@ -27,7 +27,7 @@ pub enum Binding {
     Var(VarId),
     Alias(Box<Alias>),
     /// `let sq = |v: f64| v * v;`, whose calls were written out before
-    /// lowering (`sugar.rs`): any other use is an error.
+    /// lowering (`sugar/mod.rs`): any other use is an error.
     Closure,
 }
 

@@ -1,6 +1,6 @@
 //! A local tuple read by its fields, `let t = (x * 2.0, y.sin()); t.0 * t.1`,
 //! as the destructuring `let (t_0, t_1) = (..);` it stands for (which
-//! `sugar.rs` turns into one `let` per element), its fields as those names.
+//! `sugar/tuples.rs` turns into one `let` per element), its fields as those names.
 //! Only where every mention of `t` in its scope (which a `let` binding `t`
 //! again ends, in the block or in a nested one) is a field `t.N`, and no
 //! other pattern binds `t`.
