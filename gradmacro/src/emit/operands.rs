@@ -1,0 +1,214 @@
+//! How both sweeps spell the pieces of a statement: a variable, its adjoint
+//! and where contributions to it go, an operand, a constant or an update in
+//! the function's float type.
+
+use super::Emitter;
+use crate::ir::*;
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use quote::quote;
+
+impl Emitter<'_> {
+    /// A float constant in the function's type: `0.0`, or `T::zero()`.
+    pub fn lit(&self, c: &str) -> TokenStream {
+        crate::generic::lit(&self.ty, c)
+    }
+
+    /// `lhs op rhs;` for a compound assignment `op` (`+=`), in the
+    /// function's type (see [`crate::generic::update`]).
+    pub fn update(
+        &self,
+        lhs: impl quote::ToTokens,
+        op: &str,
+        rhs: impl quote::ToTokens,
+    ) -> TokenStream {
+        crate::generic::update(&self.ty, &lhs.to_token_stream(), op, &rhs.to_token_stream())
+    }
+
+    /// `elem = value;`, `elem += value;` or `elem -= value;`. In generic
+    /// code an element of the array `value` reads (`v[k] += v[1 + k] * c`,
+    /// a view of the same buffer) would be borrowed mutably before `value`
+    /// is evaluated: written `elem = elem + (value);` (see `update`).
+    pub fn store(&self, elem: TokenStream, op: StoreOp, value: TokenStream) -> TokenStream {
+        match op {
+            StoreOp::Set => quote!(#elem = #value;),
+            StoreOp::Add => self.update(elem, "+=", value),
+            StoreOp::Sub => self.update(elem, "-=", value),
+        }
+    }
+
+    /// The core returns the value, so every primal value it reads is live.
+    pub fn live(&self, v: VarId) -> bool {
+        self.a.live[v.0]
+    }
+
+    pub fn var(&self, v: VarId) -> Ident {
+        self.f.var(v).ident.clone()
+    }
+
+    pub fn adj(&mut self, v: VarId) -> Ident {
+        if v == self.f.output {
+            return self.seed.clone();
+        }
+        if let Some(i) = self.adjoints.get(&v) {
+            return i.clone();
+        }
+        let i = self.names.adjoint(&self.f.var(v).ident);
+        self.adjoints.insert(v, i.clone());
+        i
+    }
+
+    /// Where contributions to an operand's adjoint go: `d_x`, `*d_x` (a
+    /// caller's buffer) or `d_v[i]`.
+    pub fn adj_place(&mut self, a: &Operand) -> Option<TokenStream> {
+        match a {
+            Operand::Var(v) => {
+                let d = self.adj(*v);
+                self.written.insert(*v);
+                Some(
+                    if self.buffers.contains(v) && !self.f.var(*v).shape.is_array() {
+                        quote!(*#d)
+                    } else {
+                        quote!(#d)
+                    },
+                )
+            }
+            Operand::Elem(arr, i) => {
+                let d = self.adj(*arr);
+                self.written.insert(*arr);
+                let i = &i.tokens;
+                Some(quote!(#d[#i]))
+            }
+            Operand::Const(_) => None,
+        }
+    }
+
+    /// An operand as tokens; `wrap` parenthesises non-primary passive code for
+    /// use as a method receiver or a binary operand.
+    pub fn operand(&mut self, a: &Operand, wrap: bool) -> TokenStream {
+        match a {
+            Operand::Var(v) => {
+                let i = self.var(*v);
+                quote!(#i)
+            }
+            Operand::Elem(arr, i) => {
+                let a = self.var(*arr);
+                let i = &i.tokens;
+                quote!(#a[#i])
+            }
+            Operand::Const(c) => {
+                let t = &c.tokens;
+                if wrap && !c.primary {
+                    quote!((#t))
+                } else {
+                    t.clone()
+                }
+            }
+        }
+    }
+
+    /// The operands of a step, ready for its rule's `eval`.
+    pub fn step_args(&mut self, st: &Step) -> Vec<TokenStream> {
+        let wrap = |i: usize| i == 0 || st.args.len() == 2;
+        st.args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if i == 0 && st.prim.method().is_some() {
+                    // `f64::max(3.0, y)` becomes `3.0f64.max(y)`: a bare
+                    // literal receiver would be an ambiguous float.
+                    self.partial_operand(a)
+                } else {
+                    self.operand(a, st.prim != crate::rules::Prim::Copy && wrap(i))
+                }
+            })
+            .collect()
+    }
+
+    /// An operand inside a partial derivative: literals get the float type,
+    /// since `3.0.ln()` is ambiguous to rustc.
+    pub fn partial_operand(&mut self, a: &Operand) -> TokenStream {
+        match a {
+            Operand::Const(c) => {
+                if let Some(lit) = suffixed(&c.tokens, &self.ty) {
+                    return lit;
+                }
+                if crate::lower::has_float_literal(&c.tokens) {
+                    // `(0.3 * 0.3 + 1.0).ln()` is ambiguous too: name the type.
+                    let (t, ty) = (unparen(c.tokens.clone()), &self.ty);
+                    return quote!(::core::convert::identity::<#ty>(#t));
+                }
+                self.operand(a, true)
+            }
+            _ => self.operand(a, true),
+        }
+    }
+
+    pub fn passive(&mut self, p: &Passive) -> TokenStream {
+        p.tokens.clone()
+    }
+
+    /// A fresh, zeroed adjoint for `v`.
+    pub fn zero_adjoint(&mut self, v: VarId) -> TokenStream {
+        let ty = self.ty.clone();
+        let d = self.adj(v);
+        let m = if self.written.contains(&v) {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        let var = self.var(v);
+        let zero = self.lit("0.0");
+        match &self.f.var(v).shape {
+            Shape::Scalar => quote!(let #m #d: #ty = #zero;),
+            Shape::Array { len: Some(n) } => quote!(let #m #d: [#ty; #n] = [#zero; #n];),
+            Shape::Array { len: None } if self.f.var(v).decl.loop_depth > 0 => {
+                self.reused_adjoints
+                    .push(quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();));
+                quote!(#d.clear(); #d.resize(#var.len(), #zero);)
+            }
+            Shape::Array { len: None } => {
+                quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #var.len()];)
+            }
+        }
+    }
+}
+
+/// An unsuffixed float literal with the function's float type attached.
+fn suffixed(tokens: &TokenStream, ty: &TokenStream) -> Option<TokenStream> {
+    let mut it = tokens.clone().into_iter();
+    let (Some(TokenTree::Literal(l)), None) = (it.next(), it.next()) else {
+        return None;
+    };
+    let text = l.to_string();
+    let float = text.contains('.') || text.contains('e') || text.contains('E');
+    if !float || text.ends_with("f64") || text.ends_with("f32") || text.starts_with("0x") {
+        return None;
+    }
+    let mut lit: proc_macro2::Literal = format!("{text}{ty}").parse().ok()?;
+    lit.set_span(l.span());
+    Some(quote!(#lit))
+}
+
+/// `(a + b)` as `a + b`: after a compound assignment the parentheses are
+/// redundant (and rustc says so).
+pub(super) fn unparen(tokens: TokenStream) -> TokenStream {
+    let mut it = tokens.clone().into_iter();
+    match (it.next(), it.next()) {
+        (Some(proc_macro2::TokenTree::Group(g)), None)
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis && !is_tuple(&g.stream()) =>
+        {
+            g.stream()
+        }
+        _ => tokens,
+    }
+}
+
+/// The inside of `()` or `(a, b)`: without its parentheses it is no longer
+/// the same expression.
+fn is_tuple(inner: &TokenStream) -> bool {
+    inner.is_empty()
+        || inner
+            .clone()
+            .into_iter()
+            .any(|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','))
+}

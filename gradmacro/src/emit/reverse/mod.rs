@@ -1,0 +1,384 @@
+//! The reverse sweep: statements in reverse order, each adding (`+=`) its
+//! output's adjoint times one partial into each active operand's adjoint,
+//! restoring overwritten values and replaying recorded control flow.
+//!
+//! This file walks the blocks and dispatches the statements; the longer
+//! cases are its children: steps and stores, calls, and the records read back.
+
+mod call;
+mod restore;
+mod step;
+
+use super::records::Keep;
+use super::Emitter;
+use crate::analysis::stmt_ctx;
+use crate::ir::*;
+use proc_macro2::{Ident, TokenStream, TokenTree};
+use quote::quote;
+
+impl Emitter<'_> {
+    pub(super) fn reverse_function(&mut self) -> TokenStream {
+        let body = self.rev_block(&self.f.body);
+        let mut decls: TokenStream = std::mem::take(&mut self.reused_adjoints)
+            .into_iter()
+            .collect();
+        let params: Vec<VarId> = self.f.params.iter().map(|p| p.id).collect();
+        for v in params {
+            if self.a.adj[v.0] && v != self.f.output && !self.buffers.contains(&v) {
+                decls.extend(self.zero_adjoint(v));
+            }
+        }
+        quote!(#decls #(#body)*)
+    }
+
+    /// A block's reverse: fresh adjoints for what it declares, then its
+    /// statements backwards; statements after one that may leave the block run
+    /// only if it did not.
+    fn rev_block(&mut self, b: &Block) -> Vec<TokenStream> {
+        let in_scope = std::mem::take(&mut self.in_scope);
+        let mut out: Vec<TokenStream> = Vec::new();
+        let mut fused_at = None;
+        for s in b.stmts.iter().rev() {
+            if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
+                let ctx = stmt_ctx(s);
+                let test = self.exit_test(site, ctx);
+                out = vec![quote!(if !#test { #(#out)* })];
+            }
+            if matches!(s, Stmt::Loop(l) if self.fused == Some(l.id)) {
+                fused_at = Some(out.len());
+                self.rev_stmt(s);
+                // In place while the adjoints are declared, so that none is
+                // declared by its first write after the loop, which adds to it.
+                let body = self.fused_body.clone();
+                out.push(quote!({ #body }));
+                continue;
+            }
+            out.extend(self.rev_stmt(s));
+        }
+        let mut decls = Vec::new();
+        let mut seen = Vec::new();
+        for s in &b.stmts {
+            let v = match s {
+                Stmt::Step(Step {
+                    dst,
+                    write: Write::Def,
+                    ..
+                })
+                | Stmt::Reduce(Reduce {
+                    dst,
+                    write: Write::Def,
+                    ..
+                })
+                | Stmt::ArrayDef(ArrayDef {
+                    dst,
+                    write: Write::Def,
+                    ..
+                })
+                | Stmt::Call(Call {
+                    dst,
+                    write: Write::Def,
+                    ..
+                }) if !self.a.declared[dst.0] => *dst,
+                Stmt::Declare(v) => *v,
+                _ => continue,
+            };
+            if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
+                seen.push(v);
+                let top = std::ptr::eq(b, &self.f.body);
+                if self.compact && top && !self.f.var(v).shape.is_array() {
+                    self.compact_adjoints.push(v);
+                } else if !self.fold_first_write(v, &mut out) {
+                    decls.push(self.zero_adjoint(v));
+                }
+            }
+        }
+        // Values computed again rather than recorded, in forward order; a
+        // passive one (an index) only where this block's reverse reads it.
+        let mut prologue: Vec<(Option<Ident>, TokenStream)> = Vec::new();
+        for s in b.stmts.iter().filter(|_| !in_scope) {
+            if let Stmt::Assign(pa) = s {
+                if self.a.recomputed[pa.dst.0] {
+                    let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
+                    let annot = self.f.var(pa.dst).ty.as_ref().map(|t| quote!(: #t));
+                    prologue.push((Some(dst.clone()), quote!(let #dst #annot = #value;)));
+                }
+            }
+            if let Stmt::Step(st) = s {
+                if self.a.recomputed[st.dst.0] {
+                    let args = self.step_args(st);
+                    let value = st.prim.eval(&args, st.span);
+                    let dst = self.var(st.dst);
+                    // A copied literal (`let took: f64 = 2.91;`) needs its type.
+                    let annot = (st.prim == crate::rules::Prim::Copy).then(|| {
+                        let ty = &self.ty;
+                        quote!(: #ty)
+                    });
+                    prologue.push((None, quote!(let #dst #annot = #value;)));
+                }
+            }
+        }
+        let mut kept: Vec<TokenStream> = Vec::new();
+        for (passive, tokens) in prologue.into_iter().rev() {
+            let read = |d: &Ident| kept.iter().chain(out.iter()).any(|t| mentions(t, d));
+            if passive.as_ref().is_none_or(read) {
+                kept.push(tokens);
+            }
+        }
+        if let Some(at) = fused_at {
+            // The adjoints declared and the statements after the loop
+            // reversed before the loop, which reads the sum's adjoint.
+            let after: Vec<TokenStream> = out.drain(..at).collect();
+            out.remove(0);
+            self.fused_prelude = Some(quote!(#(#decls)* #(#after)*));
+            decls.clear();
+        }
+        decls.extend(kept.into_iter().rev());
+        decls.extend(out);
+        decls
+    }
+
+    /// `let mut d_t: f64 = 0.0;` whose first use, at the top level of the
+    /// block, is `d_t += e;` becomes `let d_t: f64 = e;` there: `0.0 + e` is
+    /// an addition LLVM may not drop (it turns -0.0 into 0.0).
+    fn fold_first_write(&mut self, v: VarId, out: &mut [TokenStream]) -> bool {
+        if self.f.var(v).shape.is_array() {
+            return false;
+        }
+        let d = self.adj(v);
+        let Some(j) = out.iter().position(|s| mentions(s, &d)) else {
+            return false;
+        };
+        let tokens: Vec<TokenTree> = out[j].clone().into_iter().collect();
+        let neg = match tokens.as_slice() {
+            [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), .., TokenTree::Punct(semi)]
+                if *i == d
+                    && (op.as_char() == '+' || op.as_char() == '-')
+                    && op.spacing() == proc_macro2::Spacing::Joint
+                    && eq.as_char() == '='
+                    && semi.as_char() == ';' =>
+            {
+                op.as_char() == '-'
+            }
+            _ => return false,
+        };
+        let rest: TokenStream = tokens[3..tokens.len() - 1].iter().cloned().collect();
+        if mentions(&rest, &d) {
+            return false;
+        }
+        let m = if out[j + 1..].iter().any(|s| assigns(s, &d)) {
+            self.written.insert(v);
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        let ty = &self.ty;
+        out[j] = if neg && rest.clone().into_iter().count() == 1 {
+            quote!(let #m #d: #ty = -#rest;)
+        } else if neg {
+            quote!(let #m #d: #ty = -(#rest);)
+        } else {
+            quote!(let #m #d: #ty = #rest;)
+        };
+        true
+    }
+
+    pub(super) fn is_param(&self, v: VarId) -> bool {
+        self.f.is_param(v)
+    }
+
+    fn rev_stmt(&mut self, s: &Stmt) -> Vec<TokenStream> {
+        match s {
+            Stmt::Step(st) => self.rev_step(st),
+            Stmt::Assign(p) => {
+                if self.a.saves_at(self.f, p.dst, p.write, p.id) {
+                    vec![self.restore(p.dst, p.id, p.ctx)]
+                } else if let Some(inverse) = self.a.inverted.get(&p.id) {
+                    // `at += 1` undone: `at -= 1`.
+                    let inverse: TokenStream = inverse.parse().unwrap_or_default();
+                    let (dst, value) = (self.var(p.dst), &p.value.tokens);
+                    vec![quote!(#dst #inverse #value;)]
+                } else {
+                    vec![]
+                }
+            }
+            Stmt::If(i) => {
+                let then = self.rev_block(&i.then);
+                let els = self.rev_block(&i.els);
+                if then.is_empty() && els.is_empty() {
+                    return vec![];
+                }
+                if self.a.recomputed_cond.contains(&i.site) {
+                    // The condition again, on the same values: no record.
+                    let cond = self.passive(&i.cond);
+                    return vec![quote!(if #cond { #(#then)* } else { #(#els)* })];
+                }
+                let test = self.branch_test(i.site, i.ctx);
+                if els.is_empty() {
+                    vec![quote!(if #test { #(#then)* })]
+                } else if then.is_empty() {
+                    vec![quote!(if !#test { #(#els)* })]
+                } else {
+                    vec![quote!(if #test { #(#then)* } else { #(#els)* })]
+                }
+            }
+            Stmt::Loop(l) if self.fused == Some(l.id) => {
+                self.in_scope = true;
+                let body = self.rev_block(&l.body);
+                self.fused_body = Some(quote!(#(#body)*));
+                vec![]
+            }
+            Stmt::Loop(l) => {
+                let mut body = self.rev_block(&l.body);
+                let mut replay = None;
+                if let LoopKind::For {
+                    binding: Some(v),
+                    replay: r,
+                    ..
+                } = &l.kind
+                {
+                    if self.a.saves(self.f, *v, Write::Def) {
+                        let key = l.id;
+                        body.push(self.restore(*v, key, l.body_ctx()));
+                    }
+                    if let Some(r) = r {
+                        replay = Some((*v, r.clone()));
+                    }
+                }
+                if body.is_empty() {
+                    return vec![];
+                }
+                if let (
+                    true,
+                    LoopKind::For {
+                        reversed: Some(r),
+                        binding,
+                        ..
+                    },
+                ) = (self.a.reversible.contains(&l.site), &l.kind)
+                {
+                    let pat = match binding {
+                        Some(v) => {
+                            let i = self.var(*v);
+                            quote!(#i)
+                        }
+                        None => quote!(_),
+                    };
+                    let r = &r.tokens;
+                    return vec![quote!(for #pat in #r { #(#body)* })];
+                }
+                let typed = replay.is_none();
+                let count = self.count_read(l.site, l.ctx, typed);
+                match replay {
+                    None => vec![quote!(for _ in 0..#count { #(#body)* })],
+                    Some((v, r)) => {
+                        let i = self.var(v);
+                        let range = match r {
+                            Replay::UpFromZero => quote!((0..#count).rev()),
+                            Replay::Up(start) => quote!((#start..#start + #count).rev()),
+                            Replay::Down(end) => quote!(#end - #count..#end),
+                        };
+                        vec![quote!(for #i in #range { #(#body)* })]
+                    }
+                }
+            }
+            Stmt::Store(st) => self.rev_store(st),
+            Stmt::Push(p) => {
+                if !self.a.adj[p.arr.0] {
+                    return vec![];
+                }
+                let arr = self.var(p.arr);
+                let d_arr = self.adj(p.arr);
+                let mut out = vec![quote!(#arr.pop();)];
+                if let Some(target) = self.contribution_target(&p.value) {
+                    out.push(self.update(&target, "+=", quote!(#d_arr[#arr.len()])));
+                }
+                out
+            }
+            Stmt::ArrayDef(d) => {
+                if !self.a.saves_array(self.f, d.dst, d.write) {
+                    return vec![];
+                }
+                let var = self.var(d.dst);
+                let key = d.id;
+                let old = match Keep::of(d.ctx) {
+                    Keep::Tape => {
+                        let tape = self.array_tape(d.dst);
+                        quote!(#tape.pop().unwrap())
+                    }
+                    store => {
+                        let slot = self.save_slot(d.dst, key, store, true);
+                        quote!(#slot)
+                    }
+                };
+                let mut out = vec![quote!(#var = #old;)];
+                if self.a.resets_adjoint(d.dst, d.write) {
+                    let d_var = self.adj(d.dst);
+                    let zero = self.lit("0.0");
+                    out.push(match &self.f.var(d.dst).shape {
+                        Shape::Array { len: Some(n) } => quote!(#d_var = [#zero; #n];),
+                        _ => quote!(#d_var = ::std::vec![#zero; #var.len()];),
+                    });
+                    self.written.insert(d.dst);
+                }
+                out
+            }
+            Stmt::Reduce(r) => {
+                let mut out = Vec::new();
+                if self.a.adj[r.dst.0] && self.a.adj[r.arr.0] {
+                    let arr = self.var(r.arr);
+                    let d_arr = self.adj(r.arr);
+                    self.written.insert(r.arr);
+                    let seed = self.adj(r.dst);
+                    out.push(r.op.pullback(
+                        &quote!(#arr),
+                        &quote!(#d_arr),
+                        &quote!(#seed),
+                        &self.ty,
+                    ));
+                    if r.write == Write::Overwrite {
+                        let zero = self.lit("0.0");
+                        out.push(quote!(#seed = #zero;));
+                        self.written.insert(r.dst);
+                    }
+                }
+                if self.a.saves_at(self.f, r.dst, r.write, r.id) {
+                    out.push(self.restore(r.dst, r.id, r.ctx));
+                }
+                out
+            }
+            Stmt::Call(c) => self.rev_call(c),
+            Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
+        }
+    }
+}
+
+/// Whether `ident` occurs in `tokens`.
+fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == *ident,
+        TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}
+
+/// Whether `tokens` assign `ident` (`d = ..`, `d += ..`, `d -= ..`, ...).
+fn assigns(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    tts.iter().enumerate().any(|(k, tt)| match tt {
+        TokenTree::Ident(i) if i == ident => match (tts.get(k + 1), tts.get(k + 2)) {
+            (Some(TokenTree::Punct(p)), _)
+                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+            {
+                true
+            }
+            (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q))) => {
+                "+-*/".contains(p.as_char())
+                    && p.spacing() == proc_macro2::Spacing::Joint
+                    && q.as_char() == '='
+            }
+            _ => false,
+        },
+        TokenTree::Group(g) => assigns(&g.stream(), ident),
+        _ => false,
+    })
+}
