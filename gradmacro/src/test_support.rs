@@ -1,5 +1,5 @@
 //! What the crate's own tests share: SplitMix64, the seeded generator of the
-//! fuzzer (`fuzz.rs`) and of the long functions timed by `bench_expand.rs`
+//! fuzzer (`fuzz/`) and of the long functions timed by `bench_expand.rs`
 //! (the same generator as `scripts/gen_straight_line.py`), so a seed names
 //! the same input forever and the crate needs no `rand`.
 

@@ -1,7 +1,7 @@
 //! Differentiating with respect to a struct: `wrt(self)` on a method, or
 //! `wrt(p)` for a parameter whose type derives `gradmacro::Differentiable`.
 //!
-//! The body's float field paths (`fields.rs`) become parameters of their own
+//! The body's float field paths (`fields/`) become parameters of their own
 //! in a rewritten function (`p.l1.w[i]` reads `p_l1_w[i]`, a `&[f64]`), which
 //! the ordinary pipeline lowers and gives a core; the struct stays a constant
 //! parameter for the data it holds (`p.n_in`). The gradient entry is a value
