@@ -75,9 +75,10 @@ fn reversible_loops_in(
 /// bindings, and other recomputed values. `t = 1.0 - x[i]` costs a subtraction
 /// backwards instead of a push and a pop.
 ///
-/// Returns what [`leaves`] would of `b`, outside a loop and inside one,
-/// gathered on the way: asking `escapes` of every statement would walk each
-/// nested construct again at every level of nesting.
+/// Returns whether `b` holds an exit that leaves it, outside a loop and
+/// inside one ([`Leaves`]), gathered on the way: asking `escapes` of every
+/// statement would walk each nested construct again at every level of
+/// nesting.
 pub(super) fn recomputable(
     f: &Func,
     b: &Block,
@@ -232,9 +233,9 @@ fn pure(tokens: &TokenStream) -> bool {
     })
 }
 
-/// Whether a block contains an exit that leaves it: `block` as [`leaves`]
-/// answers for a block outside any loop, `loop_body` for a loop's body (where
-/// only `return` leaves).
+/// Whether a block contains an exit that leaves it: `block` for a block
+/// outside any loop, `loop_body` for a loop's body (where only `return`
+/// leaves).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Leaves {
     block: bool,

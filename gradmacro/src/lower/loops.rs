@@ -201,8 +201,6 @@ impl Lowerer<'_> {
     }
 }
 
-/// `a..b` and `a..=b` run backwards as `(a..b).rev()`, and `(a..b).rev()` as
-/// `a..b` (the tokens are already renamed).
 /// The span of a `for` loop, as `Spanned::span` gives it on a stable
 /// compiler (its first token), without printing the whole loop to find it:
 /// for loops nested n deep that printing was quadratic.
@@ -217,6 +215,8 @@ fn loop_span(f: &syn::ExprForLoop) -> Span {
     }
 }
 
+/// `a..b` and `a..=b` run backwards as `(a..b).rev()`, and `(a..b).rev()` as
+/// `a..b` (the tokens are already renamed).
 fn reversed_range(e: &syn::Expr) -> Option<TokenStream> {
     let full = |r: &syn::ExprRange| r.start.is_some() && r.end.is_some();
     match strip(e) {

@@ -153,8 +153,6 @@ impl Resolve for Lowerer<'_> {
     }
 }
 
-/// Lowers one function. `promoted` lists `let` declarations that an earlier
-/// attempt found to receive active values; the caller repeats until stable.
 /// The macros kept in a differentiated body and evaluated on values.
 pub(crate) const VALUE_MACROS: &[&str] = &[
     "assert",
@@ -217,7 +215,9 @@ fn indexed_names(block: &syn::Block) -> HashSet<String> {
     v.0
 }
 
-/// One attempt; `names` avoids every identifier of `f` (made once for all
+/// Lowers one function, one attempt: `promoted` lists `let` declarations
+/// that an earlier attempt found to receive active values; the caller repeats
+/// until stable. `names` avoids every identifier of `f` (made once for all
 /// attempts: it prints the whole function).
 pub(crate) fn lower(
     f: &syn::ItemFn,
@@ -307,7 +307,8 @@ pub(crate) fn lower(
     (func, promote, names, declared)
 }
 
-/// Every identifier the user wrote: generated names must differ from all of them.
+/// Whether the body returns early anywhere (not counting closures and
+/// nested items, whose `return` leaves only themselves).
 fn contains_return(b: &syn::Block) -> bool {
     use syn::visit::Visit;
     struct Finder(bool);

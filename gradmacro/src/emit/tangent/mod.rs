@@ -1,6 +1,7 @@
 //! Forward mode: the user's computation in the user's order (so the value is
 //! bit-identical), each differentiated value's tangent computed beside it from
-//! the same partial derivatives the reverse sweep uses ([`Prim::tangent`]).
+//! the same partial derivatives the reverse sweep uses
+//! ([`Prim::tangent_terms`](crate::rules::Prim::tangent_terms)).
 //! Nothing is recorded: a tangent is gone once its value is.
 //!
 //! This file holds the tangent core and what every statement's tangent is
