@@ -101,16 +101,22 @@ pub fn from_int(ty: &TokenStream, e: &TokenStream) -> TokenStream {
 /// The statement `lhs op rhs;` for a compound assignment `op` (`+=`, `-=`,
 /// `*=`): `num_traits::Float` has no `AddAssign`, so for a generic float it
 /// is written `lhs = lhs + (rhs);`.
-pub fn update(ty: &TokenStream, lhs: &TokenStream, op: &str, rhs: &TokenStream) -> TokenStream {
+pub fn update(ty: &TokenStream, lhs: TokenStream, op: &str, rhs: TokenStream) -> TokenStream {
     use proc_macro2::{Punct, Spacing};
-    // `+=`, `-=`, `*=`, `/=`: one operator character and `=`.
+    // `+=`, `-=`, `*=`, `/=`: one operator character and `=`. Built by
+    // moving the parts in: `quote!(#lhs ..)` would copy every token.
     let ch = op.chars().next().expect("a compound assignment");
+    let semi = TokenTree::Punct(Punct::new(';', Spacing::Alone));
     if !is_generic(ty) {
         let (bin, eq) = (
             Punct::new(ch, Spacing::Joint),
             Punct::new('=', Spacing::Alone),
         );
-        return quote!(#lhs #bin #eq #rhs;);
+        let mut out = lhs;
+        out.extend([TokenTree::Punct(bin), TokenTree::Punct(eq)]);
+        out.extend(rhs);
+        out.extend([semi]);
+        return out;
     }
     let bin = Punct::new(ch, Spacing::Alone);
     let simple = rhs.clone().into_iter().count() == 1

@@ -464,11 +464,11 @@ impl Reduction {
                 let (zero, one) = (generic::lit(t, "0.0"), generic::lit(t, "1.0"));
                 let add = generic::update(
                     t,
-                    &quote!(dot),
+                    quote!(dot),
                     "+=",
-                    &quote!(#t_arr[k] * (prefix * suffix[k + 1])),
+                    quote!(#t_arr[k] * (prefix * suffix[k + 1])),
                 );
-                let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                let mul = generic::update(t, quote!(prefix), "*=", quote!(#arr[k]));
                 let suffix = suffix_products(arr, t);
                 quote! {
                     {
@@ -496,7 +496,7 @@ impl Reduction {
     ) -> TokenStream {
         match self {
             Reduction::Sum => {
-                let add = generic::update(t, &quote!(*d), "+=", seed);
+                let add = generic::update(t, quote!(*d), "+=", seed.clone());
                 quote! {
                     for d in #d_arr.iter_mut() {
                         #add
@@ -509,11 +509,11 @@ impl Reduction {
                 let one = generic::lit(t, "1.0");
                 let add = generic::update(
                     t,
-                    &quote!(*d),
+                    quote!(*d),
                     "+=",
-                    &quote!(#seed * (prefix * suffix[k + 1])),
+                    quote!(#seed * (prefix * suffix[k + 1])),
                 );
-                let mul = generic::update(t, &quote!(prefix), "*=", &quote!(#arr[k]));
+                let mul = generic::update(t, quote!(prefix), "*=", quote!(#arr[k]));
                 let suffix = suffix_products(arr, t);
                 quote! {
                     {

@@ -140,37 +140,41 @@ impl Emitter<'_> {
         } else {
             (quote!(-> #ty), quote!(#out), capture)
         };
-        let mut params = self.params(&[&hoisted, &forward, &capture, &reverse, &out]);
+        // The forward sweep first: it names the parameters early, so the
+        // search for unmentioned ones usually stops within its first lines.
+        let mut body = vec![forward, hoisted, capture, reverse, out];
+        let mut params = self.params(&mut body);
         if let Some(r) = receiver {
             params.insert(0, quote!(#r));
         }
         let allow = many_args(params.len() + 1 + slots.len());
         let ptr = vec_refs(self.f);
         let (gp, wc) = (&self.f.generics.params, &self.f.generics.where_clause);
+        let [forward, hoisted, capture, reverse, out]: [TokenStream; 5] =
+            body.try_into().expect("five parts");
+        // What uses the generated functions uses the function too.
+        let head = quote!(let _ = #user_fn;);
+        let body = super::operands::braced(
+            std::iter::once(head)
+                .chain(bind)
+                .chain([hoisted, forward, capture, reverse])
+                .chain(finish)
+                .chain([out]),
+        );
         quote! {
             #[inline]
             #allow
             #ptr
-            #vis fn #name #gp(#(#params,)* #seed_param, #(#slots),*) #ret #wc {
-                // What uses the generated functions uses the function too.
-                let _ = #user_fn;
-                #(#bind)*
-                #hoisted
-                #forward
-                #capture
-                #reverse
-                #(#finish)*
-                #out
-            }
+            #vis fn #name #gp(#(#params,)* #seed_param, #(#slots),*) #ret #wc #body
         }
     }
 
     /// The user's parameters, renamed `_x` where the body does not mention
     /// them and `mut` where the reverse sweep rewinds them.
-    fn params(&self, body: &[&TokenStream]) -> Vec<TokenStream> {
+    fn params(&self, body: &mut [TokenStream]) -> Vec<TokenStream> {
         let mut unseen: Vec<String> = self.f.params.iter().map(|p| p.ident.to_string()).collect();
         for part in body {
-            strike_mentioned((*part).clone(), &mut unseen);
+            *part = strike_mentioned(std::mem::take(part), &mut unseen);
         }
         let mut out = Vec::new();
         for p in &self.f.params {
@@ -192,19 +196,30 @@ impl Emitter<'_> {
     }
 }
 
-/// Removes from `unseen` the names `ts` mentions; stops once none is left
-/// (usually within the first statements: the body is long).
-pub(super) fn strike_mentioned(ts: TokenStream, unseen: &mut Vec<String>) {
-    for tt in ts {
-        if unseen.is_empty() {
-            return;
-        }
-        match tt {
+/// Removes from `unseen` the names `ts` mentions, and gives `ts` back; looks
+/// no further once none is left (usually within the first statements: the
+/// body is long). Takes the tokens by value: walking a copy would copy them
+/// all first.
+pub(super) fn strike_mentioned(ts: TokenStream, unseen: &mut Vec<String>) -> TokenStream {
+    if unseen.is_empty() {
+        return ts;
+    }
+    let mut seen = Vec::new();
+    let mut rest = ts.into_iter();
+    for tt in rest.by_ref() {
+        match &tt {
             TokenTree::Ident(i) => unseen.retain(|n| i != n),
-            TokenTree::Group(g) => strike_mentioned(g.stream(), unseen),
+            TokenTree::Group(g) => {
+                strike_mentioned(g.stream(), unseen);
+            }
             _ => {}
         }
+        seen.push(tt);
+        if unseen.is_empty() {
+            break;
+        }
     }
+    seen.into_iter().chain(rest).collect()
 }
 
 /// Declares `vars` a few dozen to a `let`: `let (a, mut b): (f64, f64);`, or

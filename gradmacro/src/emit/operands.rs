@@ -21,7 +21,12 @@ impl Emitter<'_> {
         op: &str,
         rhs: impl quote::ToTokens,
     ) -> TokenStream {
-        crate::generic::update(&self.ty, &lhs.to_token_stream(), op, &rhs.to_token_stream())
+        crate::generic::update(
+            &self.ty,
+            lhs.into_token_stream(),
+            op,
+            rhs.into_token_stream(),
+        )
     }
 
     /// `elem = value;`, `elem += value;` or `elem -= value;`. In generic
@@ -211,4 +216,10 @@ fn is_tuple(inner: &TokenStream) -> bool {
             .clone()
             .into_iter()
             .any(|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','))
+}
+
+/// Statements in braces, moved in: interpolating a finished block as one
+/// group copies a handle, where `{ #(#stmts)* }` copies every token of it.
+pub(crate) fn braced(stmts: impl IntoIterator<Item = TokenStream>) -> proc_macro2::Group {
+    proc_macro2::Group::new(proc_macro2::Delimiter::Brace, stmts.into_iter().collect())
 }

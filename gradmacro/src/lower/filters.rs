@@ -156,7 +156,7 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
         }
     };
     // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
-    let add = crate::generic::update(ty, &quote::quote!(#acc), op, &quote::quote!(#body));
+    let add = crate::generic::update(ty, quote::quote!(#acc), op, quote::quote!(#body));
     let stop = match failing {
         Failing::Skipped => quote::quote!(),
         Failing::Ends => quote::quote!(else { break; }),

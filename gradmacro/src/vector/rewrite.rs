@@ -68,9 +68,9 @@ pub(super) fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<sy
     };
     let add = crate::generic::update(
         &ty,
-        &quote!(__gm_sum),
+        quote!(__gm_sum),
         "+=",
-        &quote!(#out[__gm_i] * #w[__gm_i]),
+        quote!(#out[__gm_i] * #w[__gm_i]),
     );
     let block: syn::Block = syn::parse_quote!({
         #(#stmts)*

@@ -9,6 +9,7 @@ mod call;
 mod restore;
 mod step;
 
+use super::operands::braced;
 use super::records::Keep;
 use super::Emitter;
 use crate::analysis::stmt_ctx;
@@ -28,7 +29,8 @@ impl Emitter<'_> {
                 decls.extend(self.zero_adjoint(v));
             }
         }
-        quote!(#decls #(#body)*)
+        decls.extend(body);
+        decls
     }
 
     /// A block's reverse: fresh adjoints for what it declares, then its
@@ -42,7 +44,8 @@ impl Emitter<'_> {
             if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
                 let ctx = stmt_ctx(s);
                 let test = self.exit_test(site, ctx);
-                out = vec![quote!(if !#test { #(#out)* })];
+                let out_ = braced(std::mem::take(&mut out));
+                out = vec![quote!(if !#test #out_)];
             }
             if matches!(s, Stmt::Loop(l) if self.fused == Some(l.id)) {
                 fused_at = Some(out.len());
@@ -56,7 +59,9 @@ impl Emitter<'_> {
             out.extend(self.rev_stmt(s));
         }
         let mut decls = Vec::new();
-        let mut seen = Vec::new();
+        // Indexed by variable: a block of thousands of statements declares
+        // thousands of adjoints, and a list searched each time is quadratic.
+        let mut seen = vec![false; self.f.vars.len()];
         for s in &b.stmts {
             let v = match s {
                 Stmt::Step(Step {
@@ -82,8 +87,8 @@ impl Emitter<'_> {
                 Stmt::Declare(v) => *v,
                 _ => continue,
             };
-            if self.a.adj[v.0] && v != self.f.output && !seen.contains(&v) && !self.is_param(v) {
-                seen.push(v);
+            if self.a.adj[v.0] && v != self.f.output && !seen[v.0] && !self.is_param(v) {
+                seen[v.0] = true;
                 let top = std::ptr::eq(b, &self.f.body);
                 if self.compact && top && !self.f.var(v).shape.is_array() {
                     self.compact_adjoints.push(v);
@@ -129,8 +134,7 @@ impl Emitter<'_> {
             // reversed before the loop, which reads the sum's adjoint.
             let after: Vec<TokenStream> = out.drain(..at).collect();
             out.remove(0);
-            self.fused_prelude = Some(quote!(#(#decls)* #(#after)*));
-            decls.clear();
+            self.fused_prelude = Some(decls.drain(..).chain(after).collect());
         }
         decls.extend(kept.into_iter().rev());
         decls.extend(out);
@@ -210,21 +214,24 @@ impl Emitter<'_> {
                 if self.a.recomputed_cond.contains(&i.site) {
                     // The condition again, on the same values: no record.
                     let cond = self.passive(&i.cond);
-                    return vec![quote!(if #cond { #(#then)* } else { #(#els)* })];
+                    let (then, els) = (braced(then), braced(els));
+                    return vec![quote!(if #cond #then else #els)];
                 }
                 let test = self.branch_test(i.site, i.ctx);
-                if els.is_empty() {
-                    vec![quote!(if #test { #(#then)* })]
-                } else if then.is_empty() {
-                    vec![quote!(if !#test { #(#els)* })]
+                let (none, only) = (els.is_empty(), then.is_empty());
+                let (then, els) = (braced(then), braced(els));
+                if none {
+                    vec![quote!(if #test #then)]
+                } else if only {
+                    vec![quote!(if !#test #els)]
                 } else {
-                    vec![quote!(if #test { #(#then)* } else { #(#els)* })]
+                    vec![quote!(if #test #then else #els)]
                 }
             }
             Stmt::Loop(l) if self.fused == Some(l.id) => {
                 self.in_scope = true;
                 let body = self.rev_block(&l.body);
-                self.fused_body = Some(quote!(#(#body)*));
+                self.fused_body = Some(body.into_iter().collect());
                 vec![]
             }
             Stmt::Loop(l) => {
@@ -264,12 +271,14 @@ impl Emitter<'_> {
                         None => quote!(_),
                     };
                     let r = &r.tokens;
-                    return vec![quote!(for #pat in #r { #(#body)* })];
+                    let body = braced(body);
+                    return vec![quote!(for #pat in #r #body)];
                 }
                 let typed = replay.is_none();
                 let count = self.count_read(l.site, l.ctx, typed);
+                let body = braced(body);
                 match replay {
-                    None => vec![quote!(for _ in 0..#count { #(#body)* })],
+                    None => vec![quote!(for _ in 0..#count #body)],
                     Some((v, r)) => {
                         let i = self.var(v);
                         let range = match r {
@@ -277,7 +286,7 @@ impl Emitter<'_> {
                             Replay::Up(start) => quote!((#start..#start + #count).rev()),
                             Replay::Down(end) => quote!(#end - #count..#end),
                         };
-                        vec![quote!(for #i in #range { #(#body)* })]
+                        vec![quote!(for #i in #range #body)]
                     }
                 }
             }

@@ -117,7 +117,7 @@ impl Emitter<'_> {
             params.push(quote!(#r));
         }
         let mut unseen: Vec<String> = self.f.params.iter().map(|p| p.ident.to_string()).collect();
-        super::core_fn::strike_mentioned(body.clone(), &mut unseen);
+        let body = super::core_fn::strike_mentioned(body, &mut unseen);
         for p in &self.f.params {
             let (ident, pty) = (&p.ident, &p.ty);
             let m = self.tan_mut(p.id);
