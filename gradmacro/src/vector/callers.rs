@@ -3,6 +3,7 @@
 //! `f_pushforward` (`J·t`). Callers need every float argument's share, so
 //! with `wrt(..)` these run over cores of their own.
 
+use super::{named, Named};
 use crate::emit;
 use crate::ir::{Func, VarId};
 use crate::names::Names;
@@ -23,13 +24,7 @@ pub(super) fn for_callers(
 ) -> TokenStream {
     let (vis, name) = (&user.vis, &user.sig.ident);
     let ty = emit::float_ty(&g.float);
-    let ret = match &user.sig.output {
-        syn::ReturnType::Type(_, t) => t.to_token_stream(),
-        syn::ReturnType::Default => quote!(()),
-    };
-    let this = receiver.map(|_| quote!(Self::));
-    let turbofish = &g.generics.turbofish;
-    let user_fn = quote!(#this #name #turbofish);
+    let Named { ret, this, user_fn } = named(user, g, receiver);
     let (one, gp, wc) = (
         crate::generic::lit(&ty, "1.0"),
         &g.generics.params,

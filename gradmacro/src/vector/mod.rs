@@ -80,6 +80,26 @@ pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Opti
 /// Whether `g` calls a differentiated function. Forward mode through a call
 /// needs the callee's pushforward, which only `tangent` promises: without
 /// it, no forward mode (the Jacobian is taken by rows).
+/// What the generated functions of `f` say about it: its return type, the
+/// `Self::` a method's functions are reached through, and the path naming
+/// the user's function (turbofish included).
+struct Named {
+    ret: TokenStream,
+    this: Option<TokenStream>,
+    user_fn: TokenStream,
+}
+
+fn named(user: &syn::ItemFn, g: &Func, receiver: Option<&syn::Receiver>) -> Named {
+    let ret = match &user.sig.output {
+        syn::ReturnType::Type(_, t) => quote::ToTokens::to_token_stream(t),
+        syn::ReturnType::Default => quote!(()),
+    };
+    let this = receiver.map(|_| quote!(Self::));
+    let (name, turbofish) = (&user.sig.ident, &g.generics.turbofish);
+    let user_fn = quote!(#this #name #turbofish);
+    Named { ret, this, user_fn }
+}
+
 fn calls_any(g: &Func) -> bool {
     let mut calls = false;
     crate::analysis::walk(&g.body, &mut |s| {

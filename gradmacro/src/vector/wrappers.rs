@@ -2,7 +2,7 @@
 //! `f_adjoint_acc`, `f_jacobian` (by columns in forward mode or by rows in
 //! reverse mode) and, with `tangent`, `f_tangent`.
 
-use super::calls_any;
+use super::{calls_any, named, Named};
 use crate::emit;
 use crate::ir::{Func, Shape, VarId};
 use crate::names::Names;
@@ -22,13 +22,7 @@ pub(super) fn generate(
     let name = &user.sig.ident;
     let vis = &user.vis;
     let ty = emit::float_ty(&g.float);
-    let ret = match &user.sig.output {
-        syn::ReturnType::Type(_, t) => t.to_token_stream(),
-        syn::ReturnType::Default => quote!(()),
-    };
-    let this = receiver.map(|_| quote!(Self::));
-    let turbofish = &g.generics.turbofish;
-    let user_fn = quote!(#this #name #turbofish);
+    let Named { ret, this, user_fn } = named(user, g, receiver);
     let (zero, one) = (
         crate::generic::lit(&ty, "0.0"),
         crate::generic::lit(&ty, "1.0"),
