@@ -218,11 +218,11 @@ impl Emitter<'_> {
                     return vec![quote!(if #cond #then else #els)];
                 }
                 let test = self.branch_test(i.site, i.ctx);
-                let (none, only) = (els.is_empty(), then.is_empty());
+                let (no_else, no_then) = (els.is_empty(), then.is_empty());
                 let (then, els) = (braced(then), braced(els));
-                if none {
+                if no_else {
                     vec![quote!(if #test #then)]
-                } else if only {
+                } else if no_then {
                     vec![quote!(if !#test #els)]
                 } else {
                     vec![quote!(if #test #then else #els)]
