@@ -2177,3 +2177,76 @@ fn a_filtered_sum_in_a_branch_stored_into_an_element() {
         }
     }
 }
+
+/// A `match` on a comparison that starts with a float method (`h.cbrt() <=
+/// 0.6`) in a function that can return early: the scrutinee, declared before
+/// the forward sweep, is a `bool`, not a float copied from `h` (program
+/// 3505492 of the differential test, shrunk; it did not compile).
+struct Offset {
+    k: f64,
+}
+
+impl Offset {
+    #[differentiate(tangent, hessian)]
+    fn matched_comparison(&self, y: f64, w: &[f64]) -> f64 {
+        let buf: Vec<f64> = w.iter().map(|el| el - 1.25).collect();
+        for &v in w.iter() {
+            if v > 10.0 {
+                return 1.0;
+            }
+        }
+        let h = buf.iter().sum::<f64>();
+        ((match h.cbrt() <= 0.6 {
+            true => 1.0,
+            false => -1.5,
+        }) * h
+            + y
+            + self.k)
+            * y
+    }
+}
+
+#[test]
+fn a_match_on_a_comparison_after_an_early_return() {
+    let m = Offset { k: 0.75 };
+    // (s h + y + k) y with h = Σ (w_i − 1.25), s = 1 where cbrt(h) <= 0.6,
+    // else −1.5: d/dy = s h + 2 y + k, d/dw_i = s y; d²/dy² = 2,
+    // d²/dy dw_i = s, d²/dw_i dw_j = 0. A w_i above 10 returns 1.
+    for (y, w, s) in [
+        (0.5, vec![1.0], 1.0),
+        (-1.25, vec![1.0, 0.5], 1.0),
+        (0.5, vec![3.0, 2.0], -1.5),
+        (2.0, vec![4.0], -1.5),
+    ] {
+        let h: f64 = w.iter().map(|v| v - 1.25).sum();
+        let (value, (dy, dw)) = m.matched_comparison_grad(y, &w);
+        assert_eq!(value.to_bits(), m.matched_comparison(y, &w).to_bits());
+        assert!(
+            close(dy, s * h + 2.0 * y + m.k, 1e-12, 1e-12),
+            "d/dy at {y}, {w:?}"
+        );
+        for g in &dw {
+            assert!(close(*g, s * y, 1e-12, 1e-12), "d/dw at {y}, {w:?}");
+        }
+        let t_w = vec![0.5; w.len()];
+        let (tv, dot) = m.matched_comparison_tangent(y, &w, 2.0, &t_w);
+        assert_eq!(tv.to_bits(), value.to_bits());
+        let want: f64 = 2.0 * dy + dw.iter().map(|g| g * 0.5).sum::<f64>();
+        assert!(close(dot, want, 1e-12, 1e-12), "tangent at {y}, {w:?}");
+        let (hv, hg, hess) = m.matched_comparison_hessian(y, &w);
+        assert_eq!(hv.to_bits(), value.to_bits());
+        assert!(close(hg[0], dy, 1e-12, 1e-12));
+        for (i, row) in hess.iter().enumerate() {
+            for (j, entry) in row.iter().enumerate() {
+                let want = match (i, j) {
+                    (0, 0) => 2.0,
+                    (0, _) | (_, 0) => s,
+                    _ => 0.0,
+                };
+                assert!(close(*entry, want, 1e-12, 1e-12), "Hessian at {y}, {w:?}");
+            }
+        }
+    }
+    let (value, (dy, dw)) = m.matched_comparison_grad(0.5, &[11.0, 1.0]);
+    assert_eq!((value, dy, dw), (1.0, 0.0, vec![0.0, 0.0]));
+}

@@ -42,19 +42,26 @@ pub(super) fn one_name(c: &Passive) -> bool {
     )
 }
 
-/// Whether `c` starts with a float method called on `v` (`y.cbrt().tanh()`):
-/// one that integers do not have, so `v` is a float.
+/// Whether `c` is a chain of float methods called on `v` (`y.cbrt().tanh()`)
+/// and nothing more (`y.cbrt() <= 0.6` is a `bool`): the first one that
+/// integers do not have, so `v` is a float, and each a float's own.
 pub(super) fn float_method_of(c: &Passive, v: &proc_macro2::Ident) -> bool {
-    use proc_macro2::TokenTree::{Ident, Punct};
-    let mut t = c.tokens.clone().into_iter();
-    match (t.next(), t.next(), t.next()) {
-        (Some(Ident(recv)), Some(Punct(dot)), Some(Ident(m)))
-            if recv == *v && dot.as_char() == '.' =>
+    use proc_macro2::TokenTree::{Group, Ident, Punct};
+    let tokens: Vec<proc_macro2::TokenTree> = c.tokens.clone().into_iter().collect();
+    let [Ident(recv), calls @ ..] = &tokens[..] else {
+        return false;
+    };
+    if recv != v || calls.is_empty() || calls.len() % 3 != 0 {
+        return false;
+    }
+    calls.chunks(3).enumerate().all(|(k, call)| match call {
+        [Punct(dot), Ident(m), Group(args)]
+            if dot.as_char() == '.' && args.delimiter() == proc_macro2::Delimiter::Parenthesis =>
         {
             let m = m.to_string();
-            !["abs", "signum", "max", "min", "clamp"].contains(&m.as_str())
+            (k > 0 || !["abs", "signum", "max", "min", "clamp"].contains(&m.as_str()))
                 && crate::rules::Prim::from_method(&m).is_some()
         }
         _ => false,
-    }
+    })
 }
