@@ -223,3 +223,12 @@ fn is_tuple(inner: &TokenStream) -> bool {
 pub(crate) fn braced(stmts: impl IntoIterator<Item = TokenStream>) -> proc_macro2::Group {
     proc_macro2::Group::new(proc_macro2::Delimiter::Brace, stmts.into_iter().collect())
 }
+
+/// Whether `ident` occurs in `tokens`.
+pub(crate) fn mentions(tokens: &TokenStream, ident: &Ident) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == *ident,
+        TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}

@@ -1,7 +1,8 @@
 //! `if`, loops and exits in the forward sweep, with the control-flow records
 //! the reverse sweep replays: branch taken, iteration count, left early.
 
-use super::{mentions, Frame};
+use super::Frame;
+use crate::emit::operands::mentions;
 use crate::emit::records::Keep;
 use crate::emit::Emitter;
 use crate::ir::*;

@@ -335,15 +335,6 @@ impl Emitter<'_> {
     }
 }
 
-/// Whether `ident` occurs in `tokens`.
-pub(super) fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
-    tokens.clone().into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(i) => i == *ident,
-        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
-        _ => false,
-    })
-}
-
 /// A lone unsuffixed float literal, possibly negated: `0.5`, `-2.0`.
 pub(super) fn float_literal(tokens: &TokenStream) -> bool {
     let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();

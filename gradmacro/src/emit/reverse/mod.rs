@@ -9,7 +9,7 @@ mod call;
 mod restore;
 mod step;
 
-use super::operands::braced;
+use super::operands::{braced, mentions};
 use super::records::Keep;
 use super::Emitter;
 use crate::analysis::stmt_ctx;
@@ -44,8 +44,8 @@ impl Emitter<'_> {
             if let (Some(site), false) = (self.a.escapes(s), out.is_empty()) {
                 let ctx = stmt_ctx(s);
                 let test = self.exit_test(site, ctx);
-                let out_ = braced(std::mem::take(&mut out));
-                out = vec![quote!(if !#test #out_)];
+                let rest = braced(std::mem::take(&mut out));
+                out = vec![quote!(if !#test #rest)];
             }
             if matches!(s, Stmt::Loop(l) if self.fused == Some(l.id)) {
                 fused_at = Some(out.len());
@@ -359,15 +359,6 @@ impl Emitter<'_> {
             Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
         }
     }
-}
-
-/// Whether `ident` occurs in `tokens`.
-fn mentions(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
-    tokens.clone().into_iter().any(|tt| match tt {
-        TokenTree::Ident(i) => i == *ident,
-        TokenTree::Group(g) => mentions(&g.stream(), ident),
-        _ => false,
-    })
 }
 
 /// Whether `tokens` assign `ident` (`d = ..`, `d += ..`, `d -= ..`, ...).

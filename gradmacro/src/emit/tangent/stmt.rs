@@ -53,7 +53,7 @@ impl Emitter<'_> {
                         let set = self.step_set(st, annot, value);
                         return quote!(#update #set);
                     }
-                    if !crate::emit::forward::mentions(&dot, &dst) {
+                    if !crate::emit::operands::mentions(&dot, &dst) {
                         // The tangent reads the old operands only.
                         let set_dot = self.assign_dot(st.dst, st.write, dot, t);
                         let set = self.step_set(st, annot, value);
@@ -228,7 +228,10 @@ impl Emitter<'_> {
                         let iter = &iter.tokens;
                         match binding {
                             Some(v)
-                                if crate::emit::forward::mentions(&body, &self.f.var(*v).ident) =>
+                                if crate::emit::operands::mentions(
+                                    &body,
+                                    &self.f.var(*v).ident,
+                                ) =>
                             {
                                 let var = self.var(*v);
                                 quote!(for #var in #iter)
