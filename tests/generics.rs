@@ -994,3 +994,47 @@ fn a_constant_copied_after_a_return() {
         }
     }
 }
+
+/// A differentiated callee in the closure of an adaptor over a passive array:
+/// its tangent argument for the element is a zero of `T` (`T` need not be
+/// `Default`). f = x + x · min_c (x² sin c) = x + x³ m, m = min_c sin(c²)
+/// over c in w: f' = 1 + 3 x² m, the direction (tx) scaling it.
+#[differentiate(tangent)]
+fn scaled_sine<T: Float>(x: T, y: T) -> T {
+    x * y.sin()
+}
+
+#[differentiate(wrt(x), tangent)]
+fn least_scaled_sine<T: Float>(x: T, w: &[T]) -> T {
+    let buf = w.iter().map(|v| *v * *v).collect::<Vec<T>>();
+    x + x * buf
+        .iter()
+        .copied()
+        .map(|c| scaled_sine(x * x, c))
+        .fold(T::infinity(), T::min)
+}
+
+fn check_least_scaled_sine<T: Float + Debug>() {
+    let w: Vec<T> = [0.5, -1.5, 2.0].iter().map(|v| c(*v)).collect();
+    let m = w
+        .iter()
+        .map(|v| (*v * *v).sin())
+        .fold(T::infinity(), T::min);
+    for x in [0.75, -1.25, 2.5] {
+        let x: T = c(x);
+        let tx: T = c(-0.5);
+        let (v, d) = least_scaled_sine_tangent(x, &w, tx);
+        assert_bits("value", v, least_scaled_sine(x, &w));
+        let want = T::one() + c::<T>(3.0) * x * x * m;
+        assert_near("tangent", d, want * tx);
+        let (v, dx) = least_scaled_sine_grad(x, &w);
+        assert_bits("gradient's value", v, least_scaled_sine(x, &w));
+        assert_near("gradient", dx, want);
+    }
+}
+
+#[test]
+fn a_differentiated_call_on_the_elements_of_a_passive_array() {
+    check_least_scaled_sine::<f64>();
+    check_least_scaled_sine::<f32>();
+}

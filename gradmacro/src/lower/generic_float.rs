@@ -2,8 +2,9 @@
 //! type a declaration of one writes (`T` has no `Default` to stand in for
 //! its value).
 
-use super::rename::{self, Resolve};
+use super::rename::{self, Binding, Resolve};
 use super::{strip, Lowerer};
+use crate::ir::Operand;
 use crate::rules::Prim;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -117,12 +118,24 @@ impl Lowerer<'_> {
                     .and_then(|n| self.resolve(&n.to_string()))
                     .is_some_and(|v| self.vars[v.0].shape.is_array() && self.vars[v.0].float_elems)
             }
-            Expr::Path(p) => p
-                .path
-                .get_ident()
-                .and_then(|i| self.resolve(&i.to_string()))
-                .and_then(|v| self.vars[v.0].ty.as_ref())
-                .is_some_and(|t| *g == t.to_string()),
+            Expr::Path(p) => {
+                let Some(name) = p.path.get_ident().map(ToString::to_string) else {
+                    return false;
+                };
+                let annotated = |v: crate::ir::VarId| {
+                    self.vars[v.0].ty.as_ref().is_some_and(|t| *g == t.to_string())
+                };
+                match self.lookup(&name) {
+                    Some(Binding::Var(v)) => annotated(v),
+                    // `buf.iter().map(|c| ..)`: `c` is an element of `buf`.
+                    Some(Binding::Alias(a)) => match a.operand {
+                        Operand::Elem(arr, _) => self.vars[arr.0].float_elems,
+                        Operand::Var(v) => annotated(v),
+                        Operand::Const(_) => false,
+                    },
+                    _ => false,
+                }
+            }
             _ => false,
         }
     }

@@ -267,7 +267,23 @@ impl Lowerer<'_> {
         self.vars[v.0].ty = ty.map(quote::ToTokens::to_token_stream);
         // Before `array_def`, which reads it: a generic `[T; N]` of
         // floats is declared as zeros (it is not `Default`).
-        self.vars[v.0].float_elems = source.is_some_and(|a| self.vars[a.0].float_elems);
+        // So is one typed `Vec<T>` or `[f64; N]`, by its annotation or
+        // by `collect::<Vec<T>>()`.
+        let fish = match copied {
+            Expr::MethodCall(m) => m.turbofish.as_ref().and_then(|t| match t.args.first() {
+                Some(syn::GenericArgument::Type(t)) => Some(t),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let annotated = ty.or(fish).is_some_and(|t| {
+            matches!(
+                crate::signature::param_shape(t, self.float.generic()),
+                Ok(Some(Shape::Array { .. }))
+            )
+        });
+        self.vars[v.0].float_elems =
+            annotated || source.is_some_and(|a| self.vars[a.0].float_elems);
         self.array_def(
             v,
             super::array::ArrayInit {
