@@ -72,8 +72,7 @@ fn __dot_core(
     };
     let mut s: f64 = 0.0;
     for k in 0..usize::min(w.len(), x.len()) {
-        let t1 = w[k] * x[k];
-        s += t1;
+        s += w[k] * x[k];
         let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
     }
@@ -107,8 +106,7 @@ fn __dot_core_all(
     };
     let mut s: f64 = 0.0;
     for k in 0..usize::min(w.len(), x.len()) {
-        let t1 = w[k] * x[k];
-        s += t1;
+        s += w[k] * x[k];
         let d_t1: f64 = d_out;
         d_w[k] += d_t1 * x[k];
         d_x[k] += d_t1 * w[k];

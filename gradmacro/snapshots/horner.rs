@@ -100,8 +100,8 @@ fn __horner_core(
     let len = (0..c.len()).rev().size_hint().0;
     tape_acc.reserve(len);
     for k in (0..c.len()).rev() {
-        let t1 = acc * x;
-        tape_acc.push(::core::mem::replace(&mut acc, t1 + c[k]));
+        let next = acc * x + c[k];
+        tape_acc.push(::core::mem::replace(&mut acc, next));
     }
     let value = acc;
     for k in 0..c.len() {

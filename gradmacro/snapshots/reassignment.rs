@@ -88,8 +88,7 @@ fn __f_core(
     };
     let s = x;
     let s_1 = s * s;
-    let t1 = y.sin();
-    let s_2 = s_1 + t1;
+    let s_2 = s_1 + y.sin();
     let out = s_2 / y;
     let d_s_2: f64 = d_out / y;
     *d_y -= d_out * (s_2 / y / y);

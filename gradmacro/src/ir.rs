@@ -71,6 +71,8 @@ pub struct Var {
     pub maybe_unassigned: bool,
     /// The user's type annotation, kept for passive variables.
     pub ty: Option<TokenStream>,
+    /// A temporary of the lowering (one primitive of a user's expression).
+    pub temp: bool,
     pub span: Span,
 }
 

@@ -9,6 +9,7 @@
 mod activity;
 mod exits;
 mod floats;
+mod fold;
 mod liveness;
 mod reads;
 mod recompute;
@@ -96,6 +97,10 @@ pub struct Analysis {
     /// Variables whose every write is unread: nothing reads them, so they
     /// are not declared at all.
     pub undeclared: Vec<bool>,
+    /// Temporaries the forward sweep writes inside the expression that reads
+    /// them, rather than with a `let` (see `fold.rs`): none of their values
+    /// is read by the reverse sweep, unless it computes them again.
+    pub folded: Vec<bool>,
 }
 
 impl Analysis {
@@ -366,6 +371,7 @@ pub fn analyze(f: &Func) -> Analysis {
         unread: HashSet::new(),
         written_once: vec![false; n],
         undeclared: vec![false; n],
+        folded: Vec::new(),
     };
     let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
     a.inverted = invertible(f, &a);
@@ -401,6 +407,11 @@ pub fn analyze(f: &Func) -> Analysis {
     a.restored = restored;
     a.writers = writers;
     unread_writes(f, &mut a);
+    let primal_read: Vec<bool> = (0..n).map(|i| a.needed[i] && !a.recomputed[i]).collect();
+    let kept: Vec<bool> = (0..n)
+        .map(|i| a.declared[i] || a.hoisted[i] || a.restored[i] || a.scoped[i])
+        .collect();
+    a.folded = fold::foldable(f, &primal_read, &kept);
     a
 }
 

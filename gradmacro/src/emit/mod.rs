@@ -75,6 +75,10 @@ pub struct Emitter<'a> {
     /// The next block reversed is the fused loop's body, where the forward
     /// sweep's values are still in scope: none is computed again.
     pub in_scope: bool,
+    /// While the forward sweep is printed: the folded temporaries (see
+    /// `Analysis::folded`) met so far, each as its expression and how
+    /// tightly that binds, for the one step that reads it.
+    pub folds: Option<HashMap<VarId, (TokenStream, operands::Binds)>>,
 }
 
 impl<'a> Emitter<'a> {
@@ -105,6 +109,7 @@ impl<'a> Emitter<'a> {
             fused_body: None,
             fused_prelude: None,
             in_scope: false,
+            folds: None,
         };
         // Adjoints are named in parameter order first, so `f_adjoint_acc`'s
         // buffer parameters read `d_x`, `d_w`, ... whatever the body does.

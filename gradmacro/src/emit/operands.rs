@@ -4,6 +4,7 @@
 
 use super::Emitter;
 use crate::ir::*;
+use crate::rules::Prim;
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::quote;
 
@@ -91,6 +92,14 @@ impl Emitter<'_> {
     /// use as a method receiver or a binary operand.
     pub fn operand(&mut self, a: &Operand, wrap: bool) -> TokenStream {
         match a {
+            Operand::Var(v) if self.folded(*v).is_some() => {
+                let (e, binds) = self.folded(*v).expect("folded");
+                if wrap && binds != Binds::Primary {
+                    quote!((#e))
+                } else {
+                    e
+                }
+            }
             Operand::Var(v) => {
                 let i = self.var(*v);
                 quote!(#i)
@@ -111,6 +120,22 @@ impl Emitter<'_> {
         }
     }
 
+    /// A folded temporary's expression and how tightly it binds, while the
+    /// forward sweep is printed.
+    fn folded(&self, v: VarId) -> Option<(TokenStream, Binds)> {
+        self.folds.as_ref()?.get(&v).cloned()
+    }
+
+    /// How tightly a step's expression binds, as printed: a folded
+    /// temporary's own, through a copy.
+    pub fn binds(&self, st: &Step) -> Binds {
+        match (st.prim, &st.args[0]) {
+            (Prim::Copy, Operand::Var(v)) => self.folded(*v).map_or(Binds::Primary, |f| f.1),
+            (Prim::Copy, Operand::Const(c)) if !c.primary => Binds::Sum,
+            (prim, _) => Binds::of(prim),
+        }
+    }
+
     /// The operands of a step, ready for its rule's `eval`.
     pub fn step_args(&mut self, st: &Step) -> Vec<TokenStream> {
         let wrap = |i: usize| i == 0 || st.args.len() == 2;
@@ -118,6 +143,17 @@ impl Emitter<'_> {
             .iter()
             .enumerate()
             .map(|(i, a)| {
+                let folded = match a {
+                    Operand::Var(v) => self.folded(*v),
+                    _ => None,
+                };
+                if let Some((e, binds)) = folded {
+                    return if binds.needs_parens(st.prim, i) {
+                        quote!((#e))
+                    } else {
+                        e
+                    };
+                }
                 if i == 0 && st.prim.method().is_some() {
                     // `f64::max(3.0, y)` becomes `3.0f64.max(y)`: a bare
                     // literal receiver would be an ambiguous float.
@@ -231,4 +267,51 @@ pub(crate) fn mentions(tokens: &TokenStream, ident: &Ident) -> bool {
         TokenTree::Group(g) => mentions(&g.stream(), ident),
         _ => false,
     })
+}
+
+/// How tightly an expression binds, loosest first: what decides whether a
+/// folded temporary needs parentheses where it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Binds {
+    /// `a + b`, `a - b`
+    Sum,
+    /// `a * b`, `a / b`, `a % b`
+    Product,
+    /// `-a`
+    Unary,
+    /// A method call, a name, an element, a literal.
+    Primary,
+}
+
+impl Binds {
+    fn of(prim: Prim) -> Binds {
+        match prim {
+            Prim::Add | Prim::Sub => Binds::Sum,
+            Prim::Mul | Prim::Div | Prim::Rem => Binds::Product,
+            Prim::Neg => Binds::Unary,
+            _ => Binds::Primary,
+        }
+    }
+
+    /// Whether an expression binding this tightly needs parentheses as
+    /// operand `i` of `prim`, to stay the same tree: floating-point
+    /// arithmetic is not associative, so `a - (b - c)` and `a * (b * c)`
+    /// keep theirs. A negation inside another is parenthesised too (`--x`
+    /// reads as a mistake).
+    fn needs_parens(self, prim: Prim, i: usize) -> bool {
+        match prim {
+            Prim::Copy => false,
+            Prim::Neg => self < Binds::Primary,
+            Prim::Add | Prim::Sub => i > 0 && self <= Binds::Unary && self != Binds::Product,
+            Prim::Mul | Prim::Div | Prim::Rem => {
+                if i == 0 {
+                    self == Binds::Sum
+                } else {
+                    self <= Binds::Unary
+                }
+            }
+            // A receiver; the other operands are arguments of the call.
+            _ => i == 0 && self < Binds::Primary,
+        }
+    }
 }

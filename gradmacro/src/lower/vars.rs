@@ -18,7 +18,9 @@ impl Lowerer<'_> {
     pub(crate) fn temp(&mut self, span: Span) -> VarId {
         self.temps += 1;
         let ident = self.names.fresh(&format!("t{}", self.temps));
-        self.push_var(ident, "t", VarKind::Active, span)
+        let v = self.push_var(ident, "t", VarKind::Active, span);
+        self.vars[v.0].temp = true;
+        v
     }
 
     pub(super) fn push_var(
@@ -40,6 +42,7 @@ impl Lowerer<'_> {
             reassigned: false,
             maybe_unassigned: false,
             ty: None,
+            temp: false,
             span,
         });
         self.user_name.push(name.to_string());

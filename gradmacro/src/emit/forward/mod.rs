@@ -26,7 +26,9 @@ enum Frame {
 impl Emitter<'_> {
     pub(super) fn forward_function(&mut self) -> TokenStream {
         let mut frames = Vec::new();
+        self.folds = Some(Default::default());
         let body = self.fwd_block(&self.f.body, &mut frames);
+        self.folds = None;
         if !self.f.has_return {
             return body;
         }
@@ -41,6 +43,13 @@ impl Emitter<'_> {
 
     fn fwd_block(&mut self, b: &Block, frames: &mut Vec<Frame>) -> TokenStream {
         b.stmts.iter().map(|s| self.fwd_stmt(s, frames)).collect()
+    }
+
+    /// A temporary written inside the expression of the step that reads it.
+    /// In a fused loop the reverse reads the forward sweep's values even
+    /// where it could compute them again.
+    fn folds_into_reader(&self, v: VarId) -> bool {
+        self.folds.is_some() && self.a.folded[v.0] && !(self.fused.is_some() && self.a.needed[v.0])
     }
 
     fn declares_here(&self, v: VarId, write: Write) -> bool {
@@ -106,6 +115,13 @@ impl Emitter<'_> {
                 let save = self.save(st.dst, st.id, st.ctx, st.write);
                 let args = self.step_args(st);
                 let value = st.prim.eval(&args, st.span);
+                if save.is_empty() && self.folds_into_reader(st.dst) {
+                    let binds = self.binds(st);
+                    if let Some(folds) = &mut self.folds {
+                        folds.insert(st.dst, (value, binds));
+                    }
+                    return quote!();
+                }
                 let dst = self.f.var(st.dst).ident.clone();
                 let own_let = self.own_let(st.dst, st.write, st.ctx);
                 let assigned_here = !self.declares_here(st.dst, st.write);
@@ -139,7 +155,15 @@ impl Emitter<'_> {
                 {
                     // The new value first, then the push: a push that grows
                     // the tape is a call, and values live across it would
-                    // leave their registers for the whole loop.
+                    // leave their registers for the whole loop. A value
+                    // that reads the old one (through a folded temporary)
+                    // is computed before the borrow.
+                    if super::operands::mentions(&value, &dst) {
+                        let next = self.names.fresh("next");
+                        let push =
+                            self.push_value(st.dst, quote!(::core::mem::replace(&mut #dst, #next)));
+                        return quote!(let #next = #value; #push);
+                    }
                     self.push_value(st.dst, quote!(::core::mem::replace(&mut #dst, #value)))
                 } else {
                     quote!(#save #dst = #value;)
