@@ -16,6 +16,7 @@ use crate::analysis::stmt_ctx;
 use crate::ir::*;
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::quote;
+use std::collections::HashMap;
 
 impl Emitter<'_> {
     pub(super) fn reverse_function(&mut self) -> TokenStream {
@@ -100,7 +101,10 @@ impl Emitter<'_> {
         // Values computed again rather than recorded, in forward order; a
         // passive one (an index) only where this block's reverse reads it.
         let mut prologue: Vec<(Option<Ident>, TokenStream)> = Vec::new();
-        for s in b.stmts.iter().filter(|_| !in_scope) {
+        // A temporary the reverse reads only through its reader is written
+        // inside it, as in the forward sweep.
+        self.folds = Some(HashMap::new());
+        for (i, s) in b.stmts.iter().enumerate().filter(|_| !in_scope) {
             if let Stmt::Assign(pa) = s {
                 if self.a.recomputed[pa.dst.0] {
                     let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
@@ -113,6 +117,13 @@ impl Emitter<'_> {
                     let args = self.step_args(st);
                     let value = st.prim.eval(&args, st.span);
                     let dst = self.var(st.dst);
+                    if self.replay_folds(b, i, &out) {
+                        let binds = self.binds(st);
+                        if let Some(folds) = &mut self.folds {
+                            folds.insert(st.dst, (value, binds));
+                        }
+                        continue;
+                    }
                     // A copied literal (`let took: f64 = 2.91;`) needs its type.
                     let annot = (st.prim == crate::rules::Prim::Copy).then(|| {
                         let ty = &self.ty;
@@ -122,6 +133,7 @@ impl Emitter<'_> {
                 }
             }
         }
+        self.folds = None;
         let mut kept: Vec<TokenStream> = Vec::new();
         for (passive, tokens) in prologue.into_iter().rev() {
             let read = |d: &Ident| kept.iter().chain(out.iter()).any(|t| mentions(t, d));
@@ -139,6 +151,30 @@ impl Emitter<'_> {
         decls.extend(kept.into_iter().rev());
         decls.extend(out);
         decls
+    }
+
+    /// Whether the step at `i` of `b`, computed again, is written inside its
+    /// reader: a folded temporary (see `Analysis::folded`) whose reader is
+    /// computed again too, and that nothing of the block's reverse reads.
+    fn replay_folds(&self, b: &Block, i: usize, out: &[TokenStream]) -> bool {
+        let Stmt::Step(st) = &b.stmts[i] else {
+            return false;
+        };
+        if !self.a.folded[st.dst.0] {
+            return false;
+        }
+        let reader = b.stmts[i + 1..].iter().find_map(|s| match s {
+            Stmt::Step(r)
+                if r.args
+                    .iter()
+                    .any(|a| matches!(a, Operand::Var(v) if *v == st.dst)) =>
+            {
+                Some(r.dst)
+            }
+            _ => None,
+        });
+        let ident = &self.f.var(st.dst).ident;
+        reader.is_some_and(|r| self.a.recomputed[r.0]) && !out.iter().any(|t| mentions(t, ident))
     }
 
     /// `let mut d_t: f64 = 0.0;` whose first use, at the top level of the
