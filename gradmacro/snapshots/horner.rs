@@ -83,10 +83,7 @@ fn __horner_core(
 ) -> f64 {
     let _ = horner;
     let mut d_x_own: f64 = 0.0;
-    let d_x: &mut f64 = match d_x {
-        ::core::option::Option::Some(b) => b,
-        ::core::option::Option::None => &mut d_x_own,
-    };
+    let d_x: &mut f64 = d_x.unwrap_or(&mut d_x_own);
     let mut d_c_own: ::std::vec::Vec<f64>;
     let d_c: &mut [f64] = match d_c {
         ::core::option::Option::Some(b) => &mut b[..c.len()],

@@ -77,15 +77,9 @@ fn __f_core(
 ) -> f64 {
     let _ = f;
     let mut d_x_own: f64 = 0.0;
-    let d_x: &mut f64 = match d_x {
-        ::core::option::Option::Some(b) => b,
-        ::core::option::Option::None => &mut d_x_own,
-    };
+    let d_x: &mut f64 = d_x.unwrap_or(&mut d_x_own);
     let mut d_y_own: f64 = 0.0;
-    let d_y: &mut f64 = match d_y {
-        ::core::option::Option::Some(b) => b,
-        ::core::option::Option::None => &mut d_y_own,
-    };
+    let d_y: &mut f64 = d_y.unwrap_or(&mut d_y_own);
     let s = x;
     let s_1 = s * s;
     let s_2 = s_1 + y.sin();

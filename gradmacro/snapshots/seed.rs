@@ -43,10 +43,7 @@ fn f_pullback(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) {
 fn __f_core(x: f64, d_out: f64, d_x: ::core::option::Option<&mut f64>) -> f64 {
     let _ = f;
     let mut d_x_own: f64 = 0.0;
-    let d_x: &mut f64 = match d_x {
-        ::core::option::Option::Some(b) => b,
-        ::core::option::Option::None => &mut d_x_own,
-    };
+    let d_x: &mut f64 = d_x.unwrap_or(&mut d_x_own);
     let q = x * x;
     let out = q + x;
     let d_q: f64 = d_out;

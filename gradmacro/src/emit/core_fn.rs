@@ -120,10 +120,7 @@ impl Emitter<'_> {
                 let own = self.names.fresh(&format!("{d}_own"));
                 bind.push(quote! {
                     let mut #own: #ty = #zero;
-                    let #d: &mut #ty = match #d {
-                        ::core::option::Option::Some(b) => b,
-                        ::core::option::Option::None => &mut #own,
-                    };
+                    let #d: &mut #ty = #d.unwrap_or(&mut #own);
                 });
             } else {
                 let local = self.adj(v);
