@@ -64,7 +64,7 @@ fn __dot_core(
     let _ = dot;
     let mut d_w_own: ::std::vec::Vec<f64>;
     let d_w: &mut [f64] = match d_w {
-        ::core::option::Option::Some(b) => &mut b[..w.len()],
+        ::core::option::Option::Some(lent) => &mut lent[..w.len()],
         ::core::option::Option::None => {
             d_w_own = ::std::vec![0.0; w.len()];
             &mut d_w_own
@@ -90,7 +90,7 @@ fn __dot_core_all(
     let _ = dot;
     let mut d_w_own: ::std::vec::Vec<f64>;
     let d_w: &mut [f64] = match d_w {
-        ::core::option::Option::Some(b) => &mut b[..w.len()],
+        ::core::option::Option::Some(lent) => &mut lent[..w.len()],
         ::core::option::Option::None => {
             d_w_own = ::std::vec![0.0; w.len()];
             &mut d_w_own
@@ -98,7 +98,7 @@ fn __dot_core_all(
     };
     let mut d_x_own: ::std::vec::Vec<f64>;
     let d_x: &mut [f64] = match d_x {
-        ::core::option::Option::Some(b) => &mut b[..x.len()],
+        ::core::option::Option::Some(lent_1) => &mut lent_1[..x.len()],
         ::core::option::Option::None => {
             d_x_own = ::std::vec![0.0; x.len()];
             &mut d_x_own

@@ -86,7 +86,7 @@ fn __horner_core(
     let d_x: &mut f64 = d_x.unwrap_or(&mut d_x_own);
     let mut d_c_own: ::std::vec::Vec<f64>;
     let d_c: &mut [f64] = match d_c {
-        ::core::option::Option::Some(b) => &mut b[..c.len()],
+        ::core::option::Option::Some(lent) => &mut lent[..c.len()],
         ::core::option::Option::None => {
             d_c_own = ::std::vec![0.0; c.len()];
             &mut d_c_own

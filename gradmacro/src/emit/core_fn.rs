@@ -106,10 +106,12 @@ impl Emitter<'_> {
                 let x = self.var(v);
                 // Sliced to the parameter's length, so that the optimiser
                 // knows both lengths are equal and drops bounds checks.
+                // The binding is named afresh: a parameter may be `b`.
+                let lent = self.names.fresh("lent");
                 bind.push(quote! {
                     let mut #own: ::std::vec::Vec<#ty>;
                     let #d: &mut [#ty] = match #d {
-                        ::core::option::Option::Some(b) => &mut b[..#x.len()],
+                        ::core::option::Option::Some(#lent) => &mut #lent[..#x.len()],
                         ::core::option::Option::None => {
                             #own = ::std::vec![#zero; #x.len()];
                             &mut #own
