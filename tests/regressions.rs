@@ -2307,3 +2307,74 @@ fn grouped_subexpressions_keep_their_value_and_derivatives() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Values an `if` chooses, chosen again backwards.
+// ---------------------------------------------------------------------------
+
+/// Neighbours chosen by `if` at the ends of the array, read by a recurrence
+/// the reverse sweep undoes from a record: the chosen values (`prev`, `next`,
+/// `w`) and what is made of them (`f`) are computed again backwards by
+/// replaying the `if`s, not recorded. (`w` is assigned late on purpose: that
+/// is the form the lowering sees for an `if` that assigns.)
+#[allow(clippy::needless_late_init)]
+#[differentiate]
+fn boundary_recurrence(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for i in 0..n {
+        let prev = if i > 0 { x[i - 1] } else { 0.5 };
+        let next = if i + 1 < n { x[i + 1] } else { -0.25 };
+        let w;
+        if i % 2 == 0 {
+            w = 2.0;
+        } else {
+            w = 3.0;
+        }
+        let f = (x[i] - prev).sin() * w - next * 0.5;
+        s = s * f + f * f;
+    }
+    s
+}
+
+fn boundary_recurrence_dual(x: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let n = x.len();
+    let mut s = k(0.0);
+    for i in 0..n {
+        let prev = if i > 0 { x[i - 1] } else { k(0.5) };
+        let next = if i + 1 < n { x[i + 1] } else { k(-0.25) };
+        let w = if i % 2 == 0 { k(2.0) } else { k(3.0) };
+        let f = (x[i] - prev).sin() * w - next * k(0.5);
+        s = s * f + f * f;
+    }
+    s
+}
+
+#[test]
+fn values_an_if_chooses_are_chosen_again_backwards() {
+    for x in [
+        [0.3, -0.7, 1.1, 0.2],
+        [-1.2, 0.4, 0.9, -0.5],
+        [0.05, 0.6, -0.3, 1.4],
+    ] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let dual = boundary_recurrence_dual(&duals);
+        assert_eq!(
+            dual.v.to_bits(),
+            boundary_recurrence(&x).to_bits(),
+            "dual value at {x:?}"
+        );
+        let (v, g) = boundary_recurrence_grad(&x);
+        let a = boundary_recurrence_adjoint(&x, D_OUT);
+        check_point(
+            "boundary_recurrence",
+            &x,
+            &|p| boundary_recurrence(p),
+            v,
+            &g,
+            &a,
+            &dual.d,
+        );
+    }
+}

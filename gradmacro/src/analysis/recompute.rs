@@ -88,12 +88,23 @@ pub(super) fn recomputable(
 ) -> Leaves {
     let mut left = false;
     let mut leaves = Leaves::default();
+    // Variables this block declares with `let v;`, to be assigned later.
+    let mut declared_here = Vec::new();
     for s in &b.stmts {
         // Whether `s` may leave `b` early (`escapes`), and what it leaves.
         let (escapes, inner) = match s {
+            Stmt::Declare(v) => {
+                declared_here.push(*v);
+                (false, Leaves::default())
+            }
             Stmt::If(i) => {
                 let then = recomputable(f, &i.then, replayed, deferred, out);
                 let els = recomputable(f, &i.els, replayed, deferred, out);
+                if !left {
+                    for v in chosen(f, i, &declared_here, replayed, out) {
+                        out[v.0] = true;
+                    }
+                }
                 let inner = Leaves {
                     block: then.block || els.block,
                     loop_body: then.loop_body || els.loop_body,
@@ -168,6 +179,57 @@ pub(super) fn recomputable(
         leaves.loop_body |= inner.loop_body;
     }
     leaves
+}
+
+/// `let prev; if i > 0 { prev = x[i - 1]; } else { prev = 0.0; }` in a
+/// loop: the variables an `if` chooses the value of, which the reverse sweep
+/// can choose again. Its condition can be evaluated again (see
+/// `conditions_to_recompute`); each branch is nothing but one write of each
+/// of the same variables, declared by `let v;` in the enclosing block, from
+/// inputs that cannot have changed.
+fn chosen(
+    f: &Func,
+    i: &If,
+    declared_here: &[VarId],
+    replayed: &[bool],
+    out: &[bool],
+) -> Vec<VarId> {
+    let fixed = |u: &VarId| unchanged(f, replayed, out, *u);
+    if i.ctx.loop_depth == 0 || !i.cond.reads.iter().all(fixed) || !pure(&i.cond.tokens) {
+        return Vec::new();
+    }
+    let writes = |b: &Block| -> Option<Vec<VarId>> {
+        let mut vs = Vec::new();
+        for s in &b.stmts {
+            let (dst, ok) = match s {
+                Stmt::Step(st) => (st.dst, st.args.iter().all(|a| a.reads().iter().all(fixed))),
+                Stmt::Assign(pa) => (
+                    pa.dst,
+                    pa.op.is_none() && pa.value.reads.iter().all(fixed) && pure(&pa.value.tokens),
+                ),
+                _ => return None,
+            };
+            let var = f.var(dst);
+            if !ok || vs.contains(&dst) || !declared_here.contains(&dst) || var.shape.is_array() {
+                return None;
+            }
+            vs.push(dst);
+        }
+        vs.sort_by_key(|v| v.0);
+        Some(vs)
+    };
+    let (Some(then), Some(els)) = (writes(&i.then), writes(&i.els)) else {
+        return Vec::new();
+    };
+    // Written nowhere else: what the reverse sweep chooses is the value.
+    let mut elsewhere = 0;
+    walk(&f.body, &mut |s| {
+        elsewhere += written(s).filter(|v| then.contains(v)).map_or(0, |_| 1);
+    });
+    if then != els || elsewhere != 2 * then.len() {
+        return Vec::new();
+    }
+    then
 }
 
 /// Whether the reverse sweep reads `u` with the value the forward sweep read:

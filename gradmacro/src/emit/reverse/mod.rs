@@ -100,39 +100,14 @@ impl Emitter<'_> {
         }
         // Values computed again rather than recorded, in forward order; a
         // passive one (an index) only where this block's reverse reads it.
-        let mut prologue: Vec<(Option<Ident>, TokenStream)> = Vec::new();
         // A temporary the reverse reads only through its reader is written
         // inside it, as in the forward sweep.
         self.folds = Some(HashMap::new());
-        for (i, s) in b.stmts.iter().enumerate().filter(|_| !in_scope) {
-            if let Stmt::Assign(pa) = s {
-                if self.a.recomputed[pa.dst.0] {
-                    let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
-                    let annot = self.f.var(pa.dst).ty.as_ref().map(|t| quote!(: #t));
-                    prologue.push((Some(dst.clone()), quote!(let #dst #annot = #value;)));
-                }
-            }
-            if let Stmt::Step(st) = s {
-                if self.a.recomputed[st.dst.0] {
-                    let args = self.step_args(st);
-                    let value = st.prim.eval(&args, st.span);
-                    let dst = self.var(st.dst);
-                    if self.replay_folds(b, i, &out) {
-                        let binds = self.binds(st);
-                        if let Some(folds) = &mut self.folds {
-                            folds.insert(st.dst, (value, binds));
-                        }
-                        continue;
-                    }
-                    // A copied literal (`let took: f64 = 2.91;`) needs its type.
-                    let annot = (st.prim == crate::rules::Prim::Copy).then(|| {
-                        let ty = &self.ty;
-                        quote!(: #ty)
-                    });
-                    prologue.push((None, quote!(let #dst #annot = #value;)));
-                }
-            }
-        }
+        let prologue = if in_scope {
+            Vec::new()
+        } else {
+            self.recomputations(b, &out, false)
+        };
         self.folds = None;
         let mut kept: Vec<TokenStream> = Vec::new();
         for (passive, tokens) in prologue.into_iter().rev() {
@@ -151,6 +126,79 @@ impl Emitter<'_> {
         decls.extend(kept.into_iter().rev());
         decls.extend(out);
         decls
+    }
+
+    /// The values of `b` computed again, in forward order, each with its name
+    /// if it is passive (kept only where read). Those an `if` chooses (see
+    /// `recompute::chosen`) are assigned by replaying the `if`, where it
+    /// stands: `chosen` prints one of its branches, which holds only them.
+    fn recomputations(
+        &mut self,
+        b: &Block,
+        out: &[TokenStream],
+        chosen: bool,
+    ) -> Vec<(Option<Ident>, TokenStream)> {
+        let mut prologue = Vec::new();
+        for (i, s) in b.stmts.iter().enumerate() {
+            match s {
+                Stmt::Declare(v) if self.a.recomputed[v.0] => {
+                    let dst = self.var(*v);
+                    let annot = match &self.f.var(*v).ty {
+                        Some(t) => quote!(: #t),
+                        None if self.a.floats[v.0] => {
+                            let ty = &self.ty;
+                            quote!(: #ty)
+                        }
+                        None => quote!(),
+                    };
+                    prologue.push((None, quote!(let #dst #annot;)));
+                }
+                Stmt::If(c) if chooses(c, self.a) => {
+                    let [then, els] = [&c.then, &c.els].map(|branch| {
+                        let parts = self.recomputations(branch, out, true);
+                        parts.into_iter().map(|(_, t)| t).collect::<TokenStream>()
+                    });
+                    let cond = &c.cond.tokens;
+                    prologue.push((None, quote!(if #cond { #then } else { #els })));
+                }
+                Stmt::Assign(pa) if self.a.recomputed[pa.dst.0] => {
+                    let (dst, value) = (self.var(pa.dst), &pa.value.tokens);
+                    if chosen {
+                        prologue.push((None, quote!(#dst = #value;)));
+                    } else if !self.a.declared[pa.dst.0] {
+                        let annot = self.f.var(pa.dst).ty.as_ref().map(|t| quote!(: #t));
+                        prologue.push((Some(dst.clone()), quote!(let #dst #annot = #value;)));
+                    }
+                }
+                Stmt::Step(st) if self.a.recomputed[st.dst.0] => {
+                    if !chosen && self.a.declared[st.dst.0] {
+                        continue;
+                    }
+                    let args = self.step_args(st);
+                    let value = st.prim.eval(&args, st.span);
+                    let dst = self.var(st.dst);
+                    if chosen {
+                        prologue.push((None, quote!(#dst = #value;)));
+                        continue;
+                    }
+                    if self.replay_folds(b, i, out) {
+                        let binds = self.binds(st);
+                        if let Some(folds) = &mut self.folds {
+                            folds.insert(st.dst, (value, binds));
+                        }
+                        continue;
+                    }
+                    // A copied literal (`let took: f64 = 2.91;`) needs its type.
+                    let annot = (st.prim == crate::rules::Prim::Copy).then(|| {
+                        let ty = &self.ty;
+                        quote!(: #ty)
+                    });
+                    prologue.push((None, quote!(let #dst #annot = #value;)));
+                }
+                _ => {}
+            }
+        }
+        prologue
     }
 
     /// Whether the step at `i` of `b`, computed again, is written inside its
@@ -417,4 +465,18 @@ fn assigns(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
         TokenTree::Group(g) => assigns(&g.stream(), ident),
         _ => false,
     })
+}
+
+/// An `if` that chooses values the reverse sweep computes again: its
+/// branches assign variables declared before it (`let v;`), and nothing else
+/// (see `recompute::chosen`).
+fn chooses(c: &If, a: &crate::analysis::Analysis) -> bool {
+    let writes_recomputed = |b: &Block| {
+        b.stmts.iter().any(|s| match s {
+            Stmt::Step(st) => a.declared[st.dst.0] && a.recomputed[st.dst.0],
+            Stmt::Assign(pa) => a.declared[pa.dst.0] && a.recomputed[pa.dst.0],
+            _ => false,
+        })
+    };
+    writes_recomputed(&c.then) || writes_recomputed(&c.els)
 }
