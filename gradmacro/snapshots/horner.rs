@@ -104,9 +104,8 @@ fn __horner_core(
     for k in 0..c.len() {
         let d_t1: f64 = d_out;
         d_c[k] += d_out;
-        d_out = 0.0;
         acc = tape_acc.pop().unwrap();
-        d_out += d_t1 * x;
+        d_out = d_t1 * x;
         *d_x += d_t1 * acc;
     }
     value

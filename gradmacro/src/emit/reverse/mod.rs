@@ -59,6 +59,8 @@ impl Emitter<'_> {
             }
             out.extend(self.rev_stmt(s));
         }
+        let zero = self.lit("0.0");
+        fold_cleared(&mut out, &zero);
         let mut decls = Vec::new();
         // Indexed by variable: a block of thousands of statements declares
         // thousands of adjoints, and a list searched each time is quadratic.
@@ -479,4 +481,59 @@ fn chooses(c: &If, a: &crate::analysis::Analysis) -> bool {
         })
     };
     writes_recomputed(&c.then) || writes_recomputed(&c.els)
+}
+
+/// `d = 0.0;` followed, with nothing reading or writing `d` in between, by
+/// `d += e;` becomes `d = e;`: `0.0 + e` is an addition LLVM may not drop (it
+/// turns -0.0 into 0.0), and in a loop it lengthens the chain every
+/// iteration waits on (Horner's rule: `d_p = 0.0; .. d_p += d_t * x;`).
+fn fold_cleared(out: &mut Vec<TokenStream>, zero: &TokenStream) {
+    let zero = zero.to_string();
+    let mut j = 0;
+    while j < out.len() {
+        let cleared = match out[j].clone().into_iter().collect::<Vec<_>>().as_slice() {
+            [TokenTree::Ident(d), TokenTree::Punct(eq), value @ .., TokenTree::Punct(semi)]
+                if eq.as_char() == '='
+                    && eq.spacing() == proc_macro2::Spacing::Alone
+                    && semi.as_char() == ';'
+                    && value.iter().cloned().collect::<TokenStream>().to_string() == zero =>
+            {
+                Some(d.clone())
+            }
+            _ => None,
+        };
+        let Some(d) = cleared else {
+            j += 1;
+            continue;
+        };
+        let Some(k) = (j + 1..out.len()).find(|&k| mentions(&out[k], &d)) else {
+            j += 1;
+            continue;
+        };
+        let tokens: Vec<TokenTree> = out[k].clone().into_iter().collect();
+        let rest = match tokens.as_slice() {
+            [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), rest @ .., TokenTree::Punct(semi)]
+                if *i == d
+                    && op.as_char() == '+'
+                    && op.spacing() == proc_macro2::Spacing::Joint
+                    && eq.as_char() == '='
+                    && semi.as_char() == ';'
+                    && !rest
+                        .iter()
+                        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';')) =>
+            {
+                rest.iter().cloned().collect::<TokenStream>()
+            }
+            _ => {
+                j += 1;
+                continue;
+            }
+        };
+        if mentions(&rest, &d) {
+            j += 1;
+            continue;
+        }
+        out[k] = quote!(#d = #rest;);
+        out.remove(j);
+    }
 }
