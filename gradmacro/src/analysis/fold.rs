@@ -38,8 +38,15 @@ pub(super) fn foldable(f: &Func, primal_read: &[bool], kept: &[bool]) -> Vec<boo
     // A temporary is folded only if every statement up to its reader is
     // folded into that reader too: dropping one can drop others.
     super::fixpoint(|| {
-        let mut changed = false;
-        blocks(&f.body, &mut |b| changed |= settle(b, &mut fold));
+        let mut changed = settle(&f.body, &mut fold);
+        walk(&f.body, &mut |s| match s {
+            Stmt::If(i) => {
+                changed |= settle(&i.then, &mut fold);
+                changed |= settle(&i.els, &mut fold);
+            }
+            Stmt::Loop(l) => changed |= settle(&l.body, &mut fold),
+            _ => {}
+        });
         changed
     });
     fold
@@ -69,21 +76,6 @@ fn settle(b: &Block, fold: &mut [bool]) -> bool {
         }
     }
     changed
-}
-
-/// Calls `f` on every block, nested ones included.
-fn blocks<'a>(b: &'a Block, f: &mut impl FnMut(&'a Block)) {
-    f(b);
-    for s in &b.stmts {
-        match s {
-            Stmt::If(i) => {
-                blocks(&i.then, f);
-                blocks(&i.els, f);
-            }
-            Stmt::Loop(l) => blocks(&l.body, f),
-            _ => {}
-        }
-    }
 }
 
 /// Every variable a statement reads (not what nested blocks read), once per
