@@ -1038,3 +1038,34 @@ fn a_differentiated_call_on_the_elements_of_a_passive_array() {
     check_least_scaled_sine::<f64>();
     check_least_scaled_sine::<f32>();
 }
+
+/// The same through a reference: an element a loop binds by reference is
+/// passed on as `*elem`. f = x Σ sin(c) over c in w: f' = Σ sin(c).
+#[differentiate(wrt(x), tangent)]
+fn sines_of_elements<T: Float>(x: T, w: &[T]) -> T {
+    let mut acc = T::zero();
+    for elem in w.iter() {
+        acc = acc + scaled_sine(x, *elem);
+    }
+    acc
+}
+
+fn check_sines_of_elements<T: Float + Debug>() {
+    let w: Vec<T> = [0.5, -1.5, 2.0].iter().map(|v| c(*v)).collect();
+    let want = w.iter().fold(T::zero(), |s, v| s + v.sin());
+    for x in [0.75, -1.25, 2.5] {
+        let (x, tx): (T, T) = (c(x), c(1.5));
+        let (v, d) = sines_of_elements_tangent(x, &w, tx);
+        assert_bits("value", v, sines_of_elements(x, &w));
+        assert_near("tangent", d, want * tx);
+        let (v, dx) = sines_of_elements_grad(x, &w);
+        assert_bits("gradient's value", v, sines_of_elements(x, &w));
+        assert_near("gradient", dx, want);
+    }
+}
+
+#[test]
+fn a_differentiated_call_on_a_dereferenced_element() {
+    check_sines_of_elements::<f64>();
+    check_sines_of_elements::<f32>();
+}

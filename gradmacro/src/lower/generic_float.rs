@@ -63,7 +63,10 @@ impl Lowerer<'_> {
         };
         match crate::lower::strip(e) {
             Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
-            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => self.generic_float_constant(&u.expr),
+            // `-c`, and `*c` for an element an adaptor binds by reference.
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_) | UnOp::Deref(_)) => {
+                self.generic_float_constant(&u.expr)
+            }
             Expr::Binary(b)
                 if matches!(
                     b.op,
