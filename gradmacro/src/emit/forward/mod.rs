@@ -1,6 +1,7 @@
-//! The forward sweep: the user's computation, one primitive step per line in
-//! the user's order (so the value is bit-identical), recording along the way
-//! exactly what the reverse sweep asked for.
+//! The forward sweep: the user's computation, its primitive steps in the
+//! user's order (so the value is bit-identical), a temporary that only its
+//! reader reads written inside that reader (see `analysis/fold.rs`),
+//! recording along the way exactly what the reverse sweep asked for.
 //!
 //! This file holds the statements; control flow and the declarations made
 //! up front are its children.
