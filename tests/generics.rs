@@ -1014,23 +1014,40 @@ fn least_scaled_sine<T: Float>(x: T, w: &[T]) -> T {
         .fold(T::infinity(), T::min)
 }
 
+/// A function of `(x, w)` generic over `T`, with `wrt(x), tangent`: the
+/// function, its `_grad` and its `_tangent`.
+type InX<T> = (
+    fn(T, &[T]) -> T,
+    fn(T, &[T]) -> (T, T),
+    fn(T, &[T], T) -> (T, T),
+);
+
+/// The tangent and the gradient in `x` of `f(x, w)` against `want(x)` at
+/// three points, values bit for bit.
+fn check_in_x<T: Float + Debug>((f, grad, tangent): InX<T>, w: &[T], want: impl Fn(T) -> T) {
+    for x in [0.75, -1.25, 2.5] {
+        let (x, tx): (T, T) = (c(x), c(-0.5));
+        let (v, d) = tangent(x, w, tx);
+        assert_bits("value", v, f(x, w));
+        assert_near("tangent", d, want(x) * tx);
+        let (v, dx) = grad(x, w);
+        assert_bits("gradient's value", v, f(x, w));
+        assert_near("gradient", dx, want(x));
+    }
+}
+
 fn check_least_scaled_sine<T: Float + Debug>() {
     let w: Vec<T> = [0.5, -1.5, 2.0].iter().map(|v| c(*v)).collect();
     let m = w
         .iter()
         .map(|v| (*v * *v).sin())
         .fold(T::infinity(), T::min);
-    for x in [0.75, -1.25, 2.5] {
-        let x: T = c(x);
-        let tx: T = c(-0.5);
-        let (v, d) = least_scaled_sine_tangent(x, &w, tx);
-        assert_bits("value", v, least_scaled_sine(x, &w));
-        let want = T::one() + c::<T>(3.0) * x * x * m;
-        assert_near("tangent", d, want * tx);
-        let (v, dx) = least_scaled_sine_grad(x, &w);
-        assert_bits("gradient's value", v, least_scaled_sine(x, &w));
-        assert_near("gradient", dx, want);
-    }
+    let fns: InX<T> = (
+        least_scaled_sine,
+        least_scaled_sine_grad,
+        least_scaled_sine_tangent,
+    );
+    check_in_x(fns, &w, |x| T::one() + c::<T>(3.0) * x * x * m);
 }
 
 #[test]
@@ -1052,16 +1069,13 @@ fn sines_of_elements<T: Float>(x: T, w: &[T]) -> T {
 
 fn check_sines_of_elements<T: Float + Debug>() {
     let w: Vec<T> = [0.5, -1.5, 2.0].iter().map(|v| c(*v)).collect();
-    let want = w.iter().fold(T::zero(), |s, v| s + v.sin());
-    for x in [0.75, -1.25, 2.5] {
-        let (x, tx): (T, T) = (c(x), c(1.5));
-        let (v, d) = sines_of_elements_tangent(x, &w, tx);
-        assert_bits("value", v, sines_of_elements(x, &w));
-        assert_near("tangent", d, want * tx);
-        let (v, dx) = sines_of_elements_grad(x, &w);
-        assert_bits("gradient's value", v, sines_of_elements(x, &w));
-        assert_near("gradient", dx, want);
-    }
+    let sum = w.iter().fold(T::zero(), |s, v| s + v.sin());
+    let fns: InX<T> = (
+        sines_of_elements,
+        sines_of_elements_grad,
+        sines_of_elements_tangent,
+    );
+    check_in_x(fns, &w, |_| sum);
 }
 
 #[test]

@@ -92,18 +92,14 @@ impl Emitter<'_> {
     /// use as a method receiver or a binary operand.
     pub fn operand(&mut self, a: &Operand, wrap: bool) -> TokenStream {
         match a {
-            Operand::Var(v) if self.folded(*v).is_some() => {
-                let (e, binds) = self.folded(*v).expect("folded");
-                if wrap && binds != Binds::Primary {
-                    quote!((#e))
-                } else {
-                    e
+            Operand::Var(v) => match self.folded(*v) {
+                Some((e, binds)) if wrap && binds != Binds::Primary => quote!((#e)),
+                Some((e, _)) => e,
+                None => {
+                    let i = self.var(*v);
+                    quote!(#i)
                 }
-            }
-            Operand::Var(v) => {
-                let i = self.var(*v);
-                quote!(#i)
-            }
+            },
             Operand::Elem(arr, i) => {
                 let a = self.var(*arr);
                 let i = &i.tokens;
@@ -126,9 +122,18 @@ impl Emitter<'_> {
         self.folds.as_ref()?.get(&v).cloned()
     }
 
+    /// Keeps `value`, what step `st` computes, to be written inside the step
+    /// that reads it (see `Analysis::folded`) instead of with a `let`.
+    pub fn fold_into_reader(&mut self, st: &Step, value: TokenStream) {
+        let binds = self.binds(st);
+        if let Some(folds) = &mut self.folds {
+            folds.insert(st.dst, (value, binds));
+        }
+    }
+
     /// How tightly a step's expression binds, as printed: a folded
     /// temporary's own, through a copy.
-    pub fn binds(&self, st: &Step) -> Binds {
+    fn binds(&self, st: &Step) -> Binds {
         match (st.prim, &st.args[0]) {
             (Prim::Copy, Operand::Var(v)) => self.folded(*v).map_or(Binds::Primary, |f| f.1),
             (Prim::Copy, Operand::Const(c)) if !c.primary => Binds::Sum,

@@ -77,9 +77,6 @@ pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Opti
     Some(quote!(#generated #for_callers))
 }
 
-/// Whether `g` calls a differentiated function. Forward mode through a call
-/// needs the callee's pushforward, which only `tangent` promises: without
-/// it, no forward mode (the Jacobian is taken by rows).
 /// What the generated functions of `f` say about it: its return type, the
 /// `Self::` a method's functions are reached through, and the path naming
 /// the user's function (turbofish included).
@@ -100,6 +97,9 @@ fn named(user: &syn::ItemFn, g: &Func, receiver: Option<&syn::Receiver>) -> Name
     Named { ret, this, user_fn }
 }
 
+/// Whether `g` calls a differentiated function. Forward mode through a call
+/// needs the callee's pushforward, which only `tangent` promises: without
+/// it, no forward mode (the Jacobian is taken by rows).
 fn calls_any(g: &Func) -> bool {
     let mut calls = false;
     crate::analysis::walk(&g.body, &mut |s| {

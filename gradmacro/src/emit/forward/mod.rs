@@ -49,7 +49,7 @@ impl Emitter<'_> {
     /// A temporary written inside the expression of the step that reads it.
     /// In a fused loop the reverse reads the forward sweep's values even
     /// where it could compute them again.
-    fn folds_into_reader(&self, v: VarId) -> bool {
+    fn may_fold(&self, v: VarId) -> bool {
         self.folds.is_some() && self.a.folded[v.0] && !(self.fused.is_some() && self.a.needed[v.0])
     }
 
@@ -116,11 +116,8 @@ impl Emitter<'_> {
                 let save = self.save(st.dst, st.id, st.ctx, st.write);
                 let args = self.step_args(st);
                 let value = st.prim.eval(&args, st.span);
-                if save.is_empty() && self.folds_into_reader(st.dst) {
-                    let binds = self.binds(st);
-                    if let Some(folds) = &mut self.folds {
-                        folds.insert(st.dst, (value, binds));
-                    }
+                if save.is_empty() && self.may_fold(st.dst) {
+                    self.fold_into_reader(st, value);
                     return quote!();
                 }
                 let dst = self.f.var(st.dst).ident.clone();

@@ -184,10 +184,7 @@ impl Emitter<'_> {
                         continue;
                     }
                     if self.replay_folds(b, i, out) {
-                        let binds = self.binds(st);
-                        if let Some(folds) = &mut self.folds {
-                            folds.insert(st.dst, (value, binds));
-                        }
+                        self.fold_into_reader(st, value);
                         continue;
                     }
                     // A copied literal (`let took: f64 = 2.91;`) needs its type.
@@ -238,23 +235,10 @@ impl Emitter<'_> {
         let Some(j) = out.iter().position(|s| mentions(s, &d)) else {
             return false;
         };
-        let tokens: Vec<TokenTree> = out[j].clone().into_iter().collect();
-        let neg = match tokens.as_slice() {
-            [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), .., TokenTree::Punct(semi)]
-                if *i == d
-                    && (op.as_char() == '+' || op.as_char() == '-')
-                    && op.spacing() == proc_macro2::Spacing::Joint
-                    && eq.as_char() == '='
-                    && semi.as_char() == ';' =>
-            {
-                op.as_char() == '-'
-            }
-            _ => return false,
-        };
-        let rest: TokenStream = tokens[3..tokens.len() - 1].iter().cloned().collect();
-        if mentions(&rest, &d) {
+        let Some((op, rest)) = accumulation(&out[j], &d) else {
             return false;
-        }
+        };
+        let neg = op == '-';
         let m = if out[j + 1..].iter().any(|s| assigns(s, &d)) {
             self.written.insert(v);
             quote!(mut)
@@ -510,30 +494,36 @@ fn fold_cleared(out: &mut Vec<TokenStream>, zero: &TokenStream) {
             j += 1;
             continue;
         };
-        let tokens: Vec<TokenTree> = out[k].clone().into_iter().collect();
-        let rest = match tokens.as_slice() {
-            [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), rest @ .., TokenTree::Punct(semi)]
-                if *i == d
-                    && op.as_char() == '+'
-                    && op.spacing() == proc_macro2::Spacing::Joint
-                    && eq.as_char() == '='
-                    && semi.as_char() == ';'
-                    && !rest
-                        .iter()
-                        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';')) =>
-            {
-                rest.iter().cloned().collect::<TokenStream>()
-            }
-            _ => {
-                j += 1;
-                continue;
-            }
+        let one_statement = |rest: &TokenStream| {
+            !rest
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
         };
-        if mentions(&rest, &d) {
+        let Some(('+', rest)) = accumulation(&out[k], &d).filter(|(_, r)| one_statement(r)) else {
             j += 1;
             continue;
-        }
+        };
         out[k] = quote!(#d = #rest;);
         out.remove(j);
+    }
+}
+
+/// `d += e;` or `d -= e;` where `e` does not read `d`: the operator's first
+/// character and `e`.
+fn accumulation(tokens: &TokenStream, d: &Ident) -> Option<(char, TokenStream)> {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    match tokens.as_slice() {
+        [TokenTree::Ident(i), TokenTree::Punct(op), TokenTree::Punct(eq), rest @ .., TokenTree::Punct(semi)]
+            if i == d
+                && (op.as_char() == '+' || op.as_char() == '-')
+                && op.spacing() == proc_macro2::Spacing::Joint
+                && eq.as_char() == '='
+                && semi.as_char() == ';' =>
+        {
+            let rest: TokenStream = rest.iter().cloned().collect();
+            (!mentions(&rest, d)).then_some((op.as_char(), rest))
+        }
+        _ => None,
     }
 }
