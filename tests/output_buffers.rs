@@ -306,3 +306,70 @@ fn wrong_length(x: &[f64]) -> f64 {
     v.copy_from_slice(&x[..3]);
     v[0]
 }
+
+/// A `Vec` lent whole: the helper sees `&mut Vec<f64>`.
+#[differentiate]
+#[allow(clippy::ptr_arg)] // The case under test.
+fn step_vec(a: f64, out: &mut Vec<f64>) {
+    out[0] = out[0] * a + 1.0;
+    out[1] += a * out[0];
+}
+
+/// A fixed-size buffer.
+#[differentiate]
+fn step_fixed(a: f64, out: &mut [f64; 3]) {
+    out[2] = out[1] * a;
+    out[1] = out[0] - a;
+    out[0] = a.sin();
+}
+
+/// Two outputs, a float and a buffer.
+#[differentiate]
+fn step_two(a: f64, lo: &mut f64, out: &mut [f64]) {
+    *lo = *lo * a;
+    for i in 0..out.len() {
+        out[i] = out[i] * 0.5 + a * *lo;
+    }
+}
+
+/// A generic helper writing into a slice.
+#[differentiate]
+fn step_generic<T: num_traits::Float>(a: T, out: &mut [T]) {
+    for i in 0..out.len() {
+        out[i] = out[i] * a + a * a;
+    }
+}
+
+/// Every kind of output buffer lent again and again in a loop (the value of
+/// each call is written into storage the loop reuses).
+#[differentiate]
+fn looped_outputs(x: &[f64]) -> f64 {
+    let mut v = vec![0.5, -0.25];
+    let mut f = [1.0, 0.0, -1.0];
+    let mut lo = 1.0;
+    let mut two = vec![0.0; 2];
+    let mut g = vec![0.1, 0.2, 0.3];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        step_vec(x[i], &mut v);
+        step_fixed(x[i], &mut f);
+        step_two(x[i], &mut lo, &mut two);
+        step_generic(x[i], &mut g);
+        s += v[0] * v[1] + f[0] * f[2] + lo * two[1] + g[0] - g[2] * f[1];
+    }
+    s
+}
+
+#[test]
+fn every_kind_of_output_buffer_lent_in_a_loop() {
+    for x in [
+        vec![0.3, -0.7, 0.9],
+        vec![1.1, 0.4],
+        vec![-0.5, 0.8, -0.2, 0.6],
+    ] {
+        let (value, dx) = looped_outputs_grad(&x);
+        assert_bits("value", value, looped_outputs(&x));
+        let fd = central_difference(|p: &[f64]| looped_outputs(p), &x);
+        assert_all_close("d/dx", &dx, &fd, 1e-7, 1e-7);
+    }
+}

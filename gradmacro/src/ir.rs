@@ -244,6 +244,10 @@ pub struct Call {
     /// The same path ending in `_dot`: the callee's tangent as a function of
     /// its own, which a caller's tangent program calls (second derivatives).
     pub dot: TokenStream,
+    /// For the value of a helper's output buffers (`io = g_outputs(..)`),
+    /// the same path ending in `_outputs_into`, which writes it into `io`'s
+    /// storage.
+    pub into: Option<TokenStream>,
     pub args: Vec<CallArg>,
     pub write: Write,
     pub ctx: Ctx,

@@ -21,6 +21,10 @@ use syn::{FnArg, Pat, Type};
 /// The suffix of the rewritten helper's name, known to callers.
 pub const SUFFIX: &str = "outputs";
 
+/// The suffix of `step_outputs_into`, which writes what `step_outputs`
+/// returns into a caller's `Vec`.
+pub const INTO: &str = "into";
+
 /// The suffix of `__h_OUTPUTS`, which parameters of `h` are outputs: a
 /// caller lending a buffer that may only be read (a mutable view passed
 /// whole) copies it back only if it is one.
@@ -124,6 +128,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
         return None;
     }
     let helper = rewrite(f, &outputs);
+    let into = into(f, &helper, &outputs);
     let flags_name = format_ident!("__{}_{}", f.sig.ident, FLAGS);
     let n = f.sig.inputs.len();
     let is_output = (0..n).map(|i| outputs.iter().any(|o| o.index == i));
@@ -170,7 +175,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
             ("adjoint_acc", (2, 1), quote!()),
         ],
     );
-    Some(quote!(#helper #flags #for_callers #no_tangent #placeholders))
+    Some(quote!(#helper #into #flags #for_callers #no_tangent #placeholders))
 }
 
 /// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
@@ -245,6 +250,73 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
         vis: vis.clone(),
         sig,
         block: Box::new(block),
+    }
+}
+
+/// `fn f_outputs_into(.., out: &[f64], to: &mut Vec<f64>)`: what
+/// `f_outputs` returns, written into `to`. A caller's loop calls it on one
+/// `Vec` iteration after iteration, so its storage is allocated once. One
+/// output buffer is written in place by `f` itself; other shapes go through
+/// `f_outputs`.
+fn into(f: &syn::ItemFn, helper: &syn::ItemFn, outputs: &[Output]) -> TokenStream {
+    let mut names = Names::avoiding(f.to_token_stream());
+    let to = names.fresh("to");
+    let mut sig = helper.sig.clone();
+    sig.ident = format_ident!("{}_{}", helper.sig.ident, INTO);
+    sig.output = syn::ReturnType::Default;
+    let mut args = Vec::new();
+    let mut this = None;
+    for (i, input) in sig.inputs.iter_mut().enumerate() {
+        match input {
+            FnArg::Receiver(_) => {
+                this = Some(quote!(Self::));
+                args.push(quote!(self));
+            }
+            FnArg::Typed(pt) => {
+                let a = names.fresh(&format!("a{i}"));
+                *pt.pat = syn::parse_quote!(#a);
+                args.push(a.to_token_stream());
+            }
+        }
+    }
+    let elem = &outputs[0].elem;
+    sig.inputs
+        .push(syn::parse_quote!(#to: &mut ::std::vec::Vec<#elem>));
+    let body = match outputs {
+        [Output {
+            index,
+            kind: Kind::Buffer(None),
+            ..
+        }] => {
+            let input = &args[*index];
+            let whole_vec = matches!(&f.sig.inputs[*index], FnArg::Typed(pt)
+                if matches!(&*pt.ty, Type::Reference(r) if matches!(&*r.elem, Type::Path(_))));
+            let mut user_args = args.clone();
+            user_args[*index] = if whole_vec {
+                quote!(#to)
+            } else {
+                quote!(&mut #to[..])
+            };
+            let name = &f.sig.ident;
+            quote! {
+                #to.clear();
+                #to.extend_from_slice(#input);
+                #this #name(#(#user_args),*);
+            }
+        }
+        _ => {
+            let name = &helper.sig.ident;
+            quote!(*#to = #this #name(#(#args),*);)
+        }
+    };
+    let vis = &f.vis;
+    quote! {
+        #[doc(hidden)]
+        #[inline]
+        #[allow(dead_code, clippy::too_many_arguments)]
+        #vis #sig {
+            #body
+        }
     }
 }
 

@@ -73,6 +73,9 @@ impl Lowerer<'_> {
             pullback: suffixed("_pullback"),
             pushforward: suffixed("_pushforward"),
             dot: suffixed("_dot"),
+            into: name
+                .ends_with(crate::outputs::SUFFIX)
+                .then(|| suffixed(&format!("_{}", crate::outputs::INTO))),
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,
@@ -144,6 +147,7 @@ impl Lowerer<'_> {
             pullback: quote::quote!(self.#pullback),
             pushforward: quote::quote!(self.#pushforward),
             dot: quote::quote!(self.#dot),
+            into: None,
             args,
             write: crate::ir::Write::Def,
             ctx: self.ctx,

@@ -23,6 +23,12 @@ const IO: &str = "__gm_io";
 const K: &str = "__gm_k";
 const AT: &str = "__gm_at";
 
+/// Whether `v` is a value this rewrite made of a helper's output buffers
+/// (`io` above), not one of the user's.
+pub(crate) fn holds_outputs(v: &syn::Ident) -> bool {
+    v.to_string().starts_with(IO)
+}
+
 /// What a call lends mutably: a buffer whole (`&mut buf`), a range of one
 /// (`&mut buf[a..b]`), a float (`&mut s`) or an element (`&mut buf[i]`).
 enum Lent {

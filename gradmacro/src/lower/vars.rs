@@ -178,9 +178,12 @@ impl Lowerer<'_> {
             }));
             return;
         }
-        if let Val::Call(call) = val {
+        if let Val::Call(mut call) = val {
             let dst = self.version_for_write(v);
             let write = self.write_kind(dst);
+            if !super::outputs::holds_outputs(&self.vars[dst.0].ident) {
+                call.into = None;
+            }
             self.cur.push(Stmt::Call(Call {
                 dst,
                 write,
@@ -261,6 +264,7 @@ impl Lowerer<'_> {
                 self.assigned[t.0] = Assigned::Yes;
                 self.cur.push(Stmt::Call(Call {
                     dst: t,
+                    into: None,
                     write: Write::Def,
                     ctx: self.ctx,
                     ..call

@@ -262,6 +262,9 @@ impl Emitter<'_> {
                 if self.own_let(c.dst, c.write, c.ctx) {
                     let m = self.let_mut(c.dst);
                     quote!(#save let #m #dst = #func(#(#args),*);)
+                } else if let Some(into) = &c.into {
+                    // Declared once, outside the loop: its storage is reused.
+                    quote!(#save #into(#(#args,)* &mut #dst);)
                 } else {
                     quote!(#save #dst = #func(#(#args),*);)
                 }
