@@ -373,3 +373,49 @@ fn every_kind_of_output_buffer_lent_in_a_loop() {
         assert_all_close("d/dx", &dx, &fd, 1e-7, 1e-7);
     }
 }
+
+/// Reads what it overwrites: its pullback computes the buffer again.
+#[differentiate]
+fn square_each(out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = out[i] * out[i];
+    }
+}
+
+/// Linear in the buffer: its pullback needs no value of it.
+#[differentiate]
+fn axpy(a: f64, x: &[f64], out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] += a * x[i];
+    }
+}
+
+/// Helpers whose pullbacks hold their copy of the buffer and its adjoint
+/// inline when short and on the heap when long.
+#[differentiate]
+fn through_helpers(a: f64, x: &[f64]) -> f64 {
+    let mut buf = vec![0.0; x.len()];
+    let mut s = 0.0;
+    for k in 0..3 {
+        axpy(a + k as f64, x, &mut buf);
+        square_each(&mut buf);
+        s += buf[0] + buf[x.len() - 1];
+    }
+    s
+}
+
+#[test]
+fn helper_buffers_short_and_long() {
+    for n in [1, 3, 16, 17, 40] {
+        for a in [0.3, -0.45] {
+            let x: Vec<f64> = (0..n).map(|i| 0.05 * i as f64 - 0.4).collect();
+            let (value, (da, dx)) = through_helpers_grad(a, &x);
+            assert_bits("value", value, through_helpers(a, &x));
+            let mut p = vec![a];
+            p.extend(&x);
+            let fd = central_difference(|p: &[f64]| through_helpers(p[0], &p[1..]), &p);
+            assert_close("d/da", da, fd[0], 1e-6, 1e-6);
+            assert_all_close("d/dx", &dx, &fd[1..], 1e-6, 1e-6);
+        }
+    }
+}

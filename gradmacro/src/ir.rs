@@ -73,6 +73,10 @@ pub struct Var {
     pub ty: Option<TokenStream>,
     /// A temporary of the lowering (one primitive of a user's expression).
     pub temp: bool,
+    /// A buffer of run-time length, defined once by `vec![0.0; n]` and used
+    /// as a slice (a helper's copy of its output buffer): it and its adjoint
+    /// live in an inline array when short, not on the heap.
+    pub on_stack: bool,
     pub span: Span,
 }
 

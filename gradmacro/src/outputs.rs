@@ -127,7 +127,7 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
     if cx.has_errors() {
         return None;
     }
-    let helper = rewrite(f, &outputs);
+    let (helper, inputs) = rewrite(f, &outputs);
     let into = into(f, &helper, &outputs);
     let flags_name = format_ident!("__{}_{}", f.sig.ident, FLAGS);
     let n = f.sig.inputs.len();
@@ -138,7 +138,12 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
         #[allow(non_upper_case_globals, dead_code)]
         #vis const #flags_name: [bool; #n] = [#(#is_output),*];
     };
-    let for_callers = crate::vector::for_callers_only(&helper, args.tangent, cx)?;
+    // One slice: the body uses its copy as a slice, which may live inline.
+    let slice = matches!(&outputs[..], [o] if matches!(o.kind, Kind::Buffer(None))
+        && matches!(&f.sig.inputs[o.index], FnArg::Typed(pt)
+            if matches!(&*pt.ty, Type::Reference(r) if matches!(&*r.elem, Type::Slice(_)))));
+    let inline = inputs.first().filter(|_| slice);
+    let for_callers = crate::vector::for_callers_only(&helper, args.tangent, inline, cx)?;
     let elem = &outputs[0].elem;
     let no_tangent = if args.tangent {
         quote!()
@@ -181,8 +186,8 @@ pub fn expand(f: &syn::ItemFn, args: &Args, cx: &mut Ctxt) -> Option<TokenStream
 /// `fn f(.., out: &mut [f64])` as `fn f_outputs(.., out: &[f64]) ->
 /// Vec<f64>`: the body runs on a local copy of `out`, returned. Several
 /// outputs are returned one after another in parameter order, a `&mut f64`
-/// as one element.
-fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
+/// as one element. Also returns the parameters that replace the outputs.
+fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> (syn::ItemFn, Vec<Ident>) {
     let mut names = Names::avoiding(f.to_token_stream());
     let k = names.fresh("k");
     let elem = &outputs[0].elem;
@@ -191,8 +196,10 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
     sig.ident = format_ident!("{}_{}", f.sig.ident, SUFFIX);
     sig.output = syn::parse_quote!(-> ::std::vec::Vec<#elem>);
     let mut locals = Vec::new();
+    let mut inputs = Vec::new();
     for out in outputs {
         let input = names.fresh(&format!("{}_in", out.name));
+        inputs.push(input.clone());
         let (name, elem) = (&out.name, &out.elem);
         let (in_ty, local): (Type, TokenStream) = match &out.kind {
             // A slice, so that a caller may lend a range of a longer buffer.
@@ -240,7 +247,7 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
         #value
     });
     let vis = &f.vis;
-    syn::ItemFn {
+    let helper = syn::ItemFn {
         attrs: vec![
             syn::parse_quote!(#[doc = " The helper's output buffers as a value, for differentiated callers."]),
             syn::parse_quote!(#[doc(hidden)]),
@@ -250,7 +257,8 @@ fn rewrite(f: &syn::ItemFn, outputs: &[Output]) -> syn::ItemFn {
         vis: vis.clone(),
         sig,
         block: Box::new(block),
-    }
+    };
+    (helper, inputs)
 }
 
 /// `fn f_outputs_into(.., out: &[f64], to: &mut Vec<f64>)`: what

@@ -168,10 +168,11 @@ pub fn analyze(f: &Func) -> Analysis {
     let mut needed = vec![false; n];
     let need = |vs: &[VarId], needed: &mut Vec<bool>| vs.iter().for_each(|v| needed[v.0] = true);
     // Arrays with an adjoint: the reverse sweep sizes it from the array, and
-    // an array created in a loop is restored whole for each iteration.
+    // an array created in a loop is restored whole for each iteration. An
+    // inline buffer's adjoint is sized from its definition.
     let mut scoped = vec![false; n];
     for (i, v) in f.vars.iter().enumerate() {
-        scoped[i] = adj[i] && v.shape.is_array();
+        scoped[i] = adj[i] && v.shape.is_array() && !v.on_stack;
     }
     walk(&f.body, &mut |s| {
         let (reads, out) = reverse_reads(s, &adj);

@@ -6,6 +6,7 @@
 mod core_fn;
 mod forward;
 mod fuse;
+mod inline;
 mod operands;
 mod placeholders;
 mod records;
@@ -13,6 +14,7 @@ mod reverse;
 mod tangent;
 mod wrappers;
 
+pub(crate) use inline::eligible as inline_eligible;
 pub(crate) use placeholders::placeholders;
 pub(crate) use tangent::zeros_for_none;
 pub(crate) use wrappers::{doc_link, entry_ty, float_ty, slot_ty};

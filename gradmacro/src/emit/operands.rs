@@ -212,9 +212,10 @@ impl Emitter<'_> {
                     .push(quote!(let mut #d: ::std::vec::Vec<#ty> = ::std::vec::Vec::new();));
                 quote!(#d.clear(); #d.resize(#var.len(), #zero);)
             }
-            Shape::Array { len: None } => {
-                quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #var.len()];)
-            }
+            Shape::Array { len: None } => match self.inline_adjoint(v) {
+                Some(inline) => inline,
+                None => quote!(let #m #d: ::std::vec::Vec<#ty> = ::std::vec![#zero; #var.len()];),
+            },
         }
     }
 }

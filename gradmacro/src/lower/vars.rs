@@ -41,6 +41,7 @@ impl Lowerer<'_> {
             decl: self.ctx,
             reassigned: false,
             maybe_unassigned: false,
+            on_stack: false,
             ty: None,
             temp: false,
             span,

@@ -37,7 +37,11 @@ pub(super) fn for_callers(
     );
     let cores = match own {
         Some((names, out)) => {
-            let vjp = emit::private_core(g, names.clone(), &vjp_name, (&user_fn, receiver));
+            // The pullback returns nothing: its core computes only what the
+            // reverse sweep reads.
+            let mut quiet = g.clone();
+            quiet.value_unused = true;
+            let vjp = emit::private_core(&quiet, names.clone(), &vjp_name, (&user_fn, receiver));
             if tangent {
                 let jvp = emit::jvp_core(
                     g,

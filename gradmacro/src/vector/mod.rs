@@ -13,6 +13,7 @@ mod wrappers;
 
 use crate::args::Args;
 use crate::ctxt::Ctxt;
+use crate::emit;
 use crate::ir::{Float, Func, VarId};
 use crate::names::Names;
 use crate::{expand, signature};
@@ -29,7 +30,7 @@ const CHECK: &str = "__gm_check";
 const OUT: &str = "__gm_out";
 
 pub fn expand(f: &syn::ItemFn, args: &Args, float: Float, cx: &mut Ctxt) -> Option<TokenStream> {
-    let vjp = rewrite(f, float, cx)?;
+    let vjp = rewrite(f, float, None, cx)?;
     // Which parameters are differentiable: those of `wrt`, else every float
     // one; never the added ones.
     let mut quiet = Ctxt::default();
@@ -110,10 +111,17 @@ fn calls_any(g: &Func) -> bool {
 
 /// Only what differentiated callers of `f` call (`f_pullback`, and with
 /// `tangent` `f_pushforward`), every float parameter differentiable: for
-/// helpers that have no public gradient (`outputs.rs`).
-pub fn for_callers_only(f: &syn::ItemFn, tangent: bool, cx: &mut Ctxt) -> Option<TokenStream> {
+/// helpers that have no public gradient (`outputs.rs`). `inline`: the
+/// parameter copied into the output, a local `vec![..]` used as a slice,
+/// which may then live inline.
+pub fn for_callers_only(
+    f: &syn::ItemFn,
+    tangent: bool,
+    inline: Option<&Ident>,
+    cx: &mut Ctxt,
+) -> Option<TokenStream> {
     let float = signature::vector_output(&f.sig)?;
-    let vjp = rewrite(f, float, cx)?;
+    let vjp = rewrite(f, float, inline, cx)?;
     let mut quiet = Ctxt::default();
     let all = signature::check(&vjp.sig, &Args::default(), &mut quiet)?;
     let floats: Vec<Ident> = all
@@ -122,7 +130,8 @@ pub fn for_callers_only(f: &syn::ItemFn, tangent: bool, cx: &mut Ctxt) -> Option
         .filter(|p| p.kind == signature::ParamKind::Differentiable && p.ident != W)
         .map(|p| p.ident.clone())
         .collect();
-    let (g, names, out, receiver) = lower(&vjp, floats, cx)?;
+    let (mut g, names, out, receiver) = lower(&vjp, floats, cx)?;
+    g.vars[out.0].on_stack = inline.is_some() && emit::inline_eligible(&g, out);
     Some(for_callers(
         f,
         &g,

@@ -11,8 +11,16 @@ use quote::{format_ident, quote};
 use syn::visit::Visit;
 
 /// `fn __f_vjp(args.., __gm_w: &[f64], __gm_check: bool) -> f64`: the body,
-/// its value into `__gm_out`, then `Σ __gm_out[i] * __gm_w[i]`.
-pub(super) fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<syn::ItemFn> {
+/// its value into `__gm_out`, then `Σ __gm_out[i] * __gm_w[i]`. `len`: a
+/// parameter as long as the output, whose length the sum runs over (reading
+/// the output's would keep it alive in a pullback that needs only its
+/// adjoint).
+pub(super) fn rewrite(
+    f: &syn::ItemFn,
+    float: Float,
+    len: Option<&Ident>,
+    cx: &mut Ctxt,
+) -> Option<syn::ItemFn> {
     let ty = emit::float_ty(&float);
     let name = &f.sig.ident;
     let mut returns = Returns(Vec::new());
@@ -72,6 +80,10 @@ pub(super) fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<sy
         "+=",
         quote!(#out[__gm_i] * #w[__gm_i]),
     );
+    let out_len = match len {
+        Some(p) => quote!(#p.len()),
+        None => quote!(#out.len()),
+    };
     let block: syn::Block = syn::parse_quote!({
         #(#stmts)*
         #bind
@@ -82,7 +94,7 @@ pub(super) fn rewrite(f: &syn::ItemFn, float: Float, cx: &mut Ctxt) -> Option<sy
             w
         }
         let mut __gm_sum: #ty = #zero;
-        for __gm_i in 0..__gm_len(#check, #w.len(), #out.len()) {
+        for __gm_i in 0..__gm_len(#check, #w.len(), #out_len) {
             #add
         }
         __gm_sum

@@ -225,6 +225,9 @@ impl Emitter<'_> {
                 let dst = self.var(d.dst);
                 let init = self.passive(&d.init);
                 if self.declares_here(d.dst, d.write) {
+                    if let Some(inline) = self.inline_def(d) {
+                        return inline;
+                    }
                     let m = self.let_mut(d.dst);
                     let annot = match &self.f.var(d.dst).ty {
                         Some(t) => quote!(: #t),
