@@ -2378,3 +2378,137 @@ fn values_an_if_chooses_are_chosen_again_backwards() {
         );
     }
 }
+
+/// Loops over the length of a buffer whose elements change from one pass to
+/// the next (the length cannot): the reverse sweep runs them backwards over
+/// that length again instead of recording each loop's count.
+#[differentiate]
+#[allow(clippy::needless_range_loop)] // The index loops are the case.
+fn passes_over_a_buffer(x: &[f64]) -> f64 {
+    let mut buf = vec![0.0; x.len() - 1];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        for j in 0..buf.len() {
+            buf[j] = (buf[j] + x[i]).sin() * (j as f64 + 1.5);
+        }
+        for j in 0..buf.len() {
+            s += buf[j] * buf[buf.len() - 1 - j];
+        }
+    }
+    s
+}
+
+#[allow(clippy::needless_range_loop)]
+fn passes_over_a_buffer_dual(x: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut buf = vec![k(0.0); x.len() - 1];
+    let mut s = k(0.0);
+    for i in 0..x.len() {
+        for j in 0..buf.len() {
+            buf[j] = (buf[j] + x[i]).sin() * k(j as f64 + 1.5);
+        }
+        for j in 0..buf.len() {
+            s = s + buf[j] * buf[buf.len() - 1 - j];
+        }
+    }
+    s
+}
+
+#[test]
+fn loops_over_a_fixed_length_run_backwards_again() {
+    for x in [
+        [0.3, -0.7, 1.1, 0.2],
+        [-1.2, 0.4, 0.9, -0.5],
+        [0.05, 0.6, -0.3, 1.4],
+    ] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let dual = passes_over_a_buffer_dual(&duals);
+        assert_eq!(
+            dual.v.to_bits(),
+            passes_over_a_buffer(&x).to_bits(),
+            "dual value at {x:?}"
+        );
+        let (v, g) = passes_over_a_buffer_grad(&x);
+        let a = passes_over_a_buffer_adjoint(&x, D_OUT);
+        check_point(
+            "passes_over_a_buffer",
+            &x,
+            &|p| passes_over_a_buffer(p),
+            v,
+            &g,
+            &a,
+            &dual.d,
+        );
+    }
+}
+
+/// Constant arrays grown by code kept as written: their length changes from
+/// one pass to the next, so the loops over it are counted, not run again
+/// over the final length.
+#[differentiate]
+#[allow(clippy::needless_range_loop)] // The index loops are the case.
+fn passes_over_growing_constants(x: &[f64]) -> f64 {
+    let mut idx = vec![0usize; 2];
+    let mut w = vec![0.5; 2];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        for j in 0..idx.len() {
+            s += x[i] * (idx[j] as f64 + 1.0);
+        }
+        for j in 0..w.len() {
+            s += x[i] * w[j] * s.sin();
+        }
+        idx.push(i);
+        w.push(1.0);
+        w[0] += 1.0;
+    }
+    s
+}
+
+#[allow(clippy::needless_range_loop)]
+fn passes_over_growing_constants_dual(x: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut idx = vec![0usize; 2];
+    let mut w = vec![0.5; 2];
+    let mut s = k(0.0);
+    for i in 0..x.len() {
+        for j in 0..idx.len() {
+            s = s + x[i] * k(idx[j] as f64 + 1.0);
+        }
+        for j in 0..w.len() {
+            s = s + x[i] * k(w[j]) * s.sin();
+        }
+        idx.push(i);
+        w.push(1.0);
+        w[0] += 1.0;
+    }
+    s
+}
+
+#[test]
+fn loops_over_a_changing_length_are_counted() {
+    for x in [
+        [0.3, -0.7, 1.1, 0.2],
+        [-1.2, 0.4, 0.9, -0.5],
+        [0.05, 0.6, -0.3, 1.4],
+    ] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let dual = passes_over_growing_constants_dual(&duals);
+        assert_eq!(
+            dual.v.to_bits(),
+            passes_over_growing_constants(&x).to_bits(),
+            "dual value at {x:?}"
+        );
+        let (v, g) = passes_over_growing_constants_grad(&x);
+        let a = passes_over_growing_constants_adjoint(&x, D_OUT);
+        check_point(
+            "passes_over_growing_constants",
+            &x,
+            &|p| passes_over_growing_constants(p),
+            v,
+            &g,
+            &a,
+            &dual.d,
+        );
+    }
+}

@@ -10,6 +10,7 @@ mod activity;
 mod exits;
 mod floats;
 mod fold;
+mod lengths;
 mod liveness;
 mod reads;
 mod recompute;

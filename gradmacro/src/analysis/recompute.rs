@@ -3,6 +3,7 @@
 //! conditions computed again from inputs that cannot have changed.
 
 use super::exits::{exits, ExitSites};
+use super::lengths::{fixed_lengths, only_length};
 use super::{walk, written};
 use crate::ir::*;
 use proc_macro2::{TokenStream, TokenTree};
@@ -10,8 +11,9 @@ use std::collections::HashSet;
 
 /// Finds the `for` loops whose reverse can run their range backwards: no
 /// `break` or `return` leaves them, and every variable their range reads is
-/// written once outside all loops, or is the binding of an enclosing loop that
-/// the reverse sweep rebuilds too. `bound` holds those enclosing bindings.
+/// written once outside all loops, is the binding of an enclosing loop that
+/// the reverse sweep rebuilds too, or is an array whose length cannot change,
+/// read only for it. `bound` holds those enclosing bindings.
 pub(super) fn reversible_loops(
     f: &Func,
     b: &Block,
@@ -20,21 +22,22 @@ pub(super) fn reversible_loops(
 ) {
     let mut sites = ExitSites::default();
     let _ = exits(b, &mut sites);
-    reversible_loops_in(f, b, &sites.breaking, bound, out);
+    let lengths = fixed_lengths(f);
+    reversible_loops_in(f, b, (&sites.breaking, &lengths), bound, out);
 }
 
 fn reversible_loops_in(
     f: &Func,
     b: &Block,
-    breaking: &HashSet<SiteId>,
+    (breaking, lengths): (&HashSet<SiteId>, &[bool]),
     bound: &mut Vec<VarId>,
     out: &mut HashSet<SiteId>,
 ) {
     for s in &b.stmts {
         match s {
             Stmt::If(i) => {
-                reversible_loops_in(f, &i.then, breaking, bound, out);
-                reversible_loops_in(f, &i.els, breaking, bound, out);
+                reversible_loops_in(f, &i.then, (breaking, lengths), bound, out);
+                reversible_loops_in(f, &i.els, (breaking, lengths), bound, out);
             }
             Stmt::Loop(l) => {
                 let mut pushed = false;
@@ -48,6 +51,7 @@ fn reversible_loops_in(
                     let fixed = |v: &VarId| {
                         bound.contains(v)
                             || (!f.var(*v).reassigned && f.var(*v).decl.loop_depth == 0)
+                            || lengths[v.0] && only_length(&r.tokens, &f.var(*v).ident)
                     };
                     if !breaking.contains(&l.site) && r.reads.iter().all(fixed) {
                         out.insert(l.site);
@@ -57,7 +61,7 @@ fn reversible_loops_in(
                         pushed = true;
                     }
                 }
-                reversible_loops_in(f, &l.body, breaking, bound, out);
+                reversible_loops_in(f, &l.body, (breaking, lengths), bound, out);
                 if pushed {
                     bound.pop();
                 }

@@ -208,7 +208,7 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
         let (read, store, len): (TokenStream, Stmt, TokenStream) = match l {
             Lent::Whole(buf) if only && !dynamic => (
                 quote!(&#buf),
-                syn::parse_quote!(for #k in 0..#io.len() { #buf[#k] = #io[#k]; }),
+                syn::parse_quote!(for #k in 0..#buf.len() { #buf[#k] = #io[#k]; }),
                 quote!(#buf.len()),
             ),
             Lent::Whole(buf) => (
@@ -260,11 +260,17 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
         func.to_token_stream()
     );
     let mut out = vec![syn::parse_quote!(let #io: ::std::vec::Vec<#ty> = #path(#args);)];
+    let check: Stmt = syn::parse_quote!(::core::assert_eq!(#io.len(), #total, #message););
     if dynamic {
         out.push(syn::parse_quote!(let mut #at: usize = 0;));
+        out.extend(stores);
+        out.push(check);
+    } else {
+        // Checked first: the copies then run over the lent buffers' own
+        // lengths, which a loop's reverse can run again.
+        out.push(check);
+        out.extend(stores);
     }
-    out.extend(stores);
-    out.push(syn::parse_quote!(::core::assert_eq!(#io.len(), #total, #message);));
     Some(out)
 }
 
