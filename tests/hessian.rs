@@ -350,6 +350,46 @@ fn clamped(x: f64) -> f64 {
     (x * x).clamp(0.5, 4.0)
 }
 
+#[differentiate(tangent, hessian)]
+#[allow(clippy::needless_late_init, clippy::useless_vec)] // The case under test.
+fn product_in_a_branch(x: f64, y: f64) -> f64 {
+    let buf = vec![x, y, x * y];
+    let e: f64;
+    if x < 1.0 {
+        e = buf.iter().product::<f64>();
+    } else {
+        e = x;
+    }
+    e + y
+}
+
+#[test]
+fn a_product_chosen_in_a_branch() {
+    // x < 1: x²y² + y; otherwise x + y.
+    for (x, y) in [(0.5, 1.5), (-0.75, 0.25), (0.9, -2.0)] {
+        let (v, g, h) = product_in_a_branch_hessian(x, y);
+        assert_bits("value", v, product_in_a_branch(x, y));
+        assert_all_close(
+            "gradient",
+            &g,
+            &[2.0 * x * y * y, 2.0 * x * x * y + 1.0],
+            1e-12,
+            1e-12,
+        );
+        let want = vec![
+            vec![2.0 * y * y, 4.0 * x * y],
+            vec![4.0 * x * y, 2.0 * x * x],
+        ];
+        assert_matrix_close("hessian", &h, &want, 1e-12);
+        let (tv, t) = product_in_a_branch_tangent(x, y, 0.5, -1.0);
+        assert_bits("tangent value", tv, v);
+        assert_close("tangent", t, 0.5 * g[0] - g[1], 1e-12, 1e-12);
+    }
+    let (_, g, h) = product_in_a_branch_hessian(2.0, 3.0);
+    assert_eq!(g, vec![1.0, 1.0]);
+    assert_eq!(h, vec![vec![0.0, 0.0], vec![0.0, 0.0]]);
+}
+
 #[test]
 fn shrunk_programs() {
     assert_eq!(only_return_tangent(2.0, 1.0), (1.0, 0.0));

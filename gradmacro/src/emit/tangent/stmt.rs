@@ -184,6 +184,14 @@ impl Emitter<'_> {
                     }
                     None => r.op.tangent(&quote!(#arr), &quote!(#t_arr), &ty),
                 };
+                let block = self.lanes.is_some() || r.op == crate::rules::Reduction::Product;
+                if block && !self.tan_declares(r.dst, r.write) {
+                    // A block assigned (`t_p = { .. };`, in a branch) would
+                    // not lower again, for second derivatives: bound first.
+                    let fresh = self.names.fresh(&format!("{t_arr}_reduced"));
+                    let set_dot = self.assign_dot(r.dst, r.write, quote!(#fresh), t);
+                    return quote!(#primal let #fresh: #ty = #dot; #set_dot);
+                }
                 let set_dot = self.assign_dot(r.dst, r.write, dot, t);
                 quote!(#primal #set_dot)
             }
