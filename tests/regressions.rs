@@ -2512,3 +2512,100 @@ fn loops_over_a_changing_length_are_counted() {
         );
     }
 }
+
+/// Nests of loops whose tapes are reserved before the outermost loop that
+/// can count them: inner ranges that read the outer binding, a length
+/// measured inside the outer body, an inner loop inside an `if`, and a range
+/// that cannot be evaluated ahead (`len - 1` when the loop around never
+/// runs).
+#[differentiate]
+#[allow(clippy::needless_range_loop)] // The index loops are the case.
+fn nested_tapes(x: &[f64], m: usize) -> f64 {
+    let mut s = 0.5;
+    for i in 0..x.len() {
+        for j in 0..i {
+            s = (s * 0.5 + x[j] * x[i]).sin();
+        }
+        let mut w = vec![0.0; i + 1];
+        for b in 0..w.len() {
+            w[b] = x[i] * b as f64;
+        }
+        for a in 0..2 {
+            for b in 0..w.len() {
+                s = (s * 0.5 + w[b] * (a as f64 + 1.0)).sin();
+            }
+        }
+        if x[i] > 0.0 {
+            for j in 0..x.len() {
+                s = (s * 0.5 + x[j]).sin();
+            }
+        }
+    }
+    for _ in 0..m {
+        for j in 0..x.len() - 1 {
+            s = (s + x[j]).sin();
+        }
+    }
+    s
+}
+
+#[allow(clippy::needless_range_loop)]
+fn nested_tapes_dual(x: &[Dual<4>], m: usize) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut s = k(0.5);
+    for i in 0..x.len() {
+        for j in 0..i {
+            s = (s * 0.5 + x[j] * x[i]).sin();
+        }
+        let mut w = vec![k(0.0); i + 1];
+        for b in 0..w.len() {
+            w[b] = x[i] * k(b as f64);
+        }
+        for a in 0..2 {
+            for b in 0..w.len() {
+                s = (s * k(0.5) + w[b] * k(a as f64 + 1.0)).sin();
+            }
+        }
+        if x[i].v > 0.0 {
+            for j in 0..x.len() {
+                s = (s * k(0.5) + x[j]).sin();
+            }
+        }
+    }
+    for _ in 0..m {
+        for j in 0..x.len() - 1 {
+            s = (s + x[j]).sin();
+        }
+    }
+    s
+}
+
+#[test]
+fn nested_loops_reserve_their_tapes_ahead() {
+    for (x, m) in [
+        ([0.3, -0.7, 1.1, 0.2], 2),
+        ([-1.2, 0.4, 0.9, -0.5], 0),
+        ([0.05, 0.6, -0.3, 1.4], 3),
+    ] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let dual = nested_tapes_dual(&duals, m);
+        assert_eq!(
+            dual.v.to_bits(),
+            nested_tapes(&x, m).to_bits(),
+            "dual value at {x:?}"
+        );
+        let (v, g) = nested_tapes_grad(&x, m);
+        let a = nested_tapes_adjoint(&x, m, D_OUT);
+        check_point(
+            "nested_tapes",
+            &x,
+            &|p| nested_tapes(p, m),
+            v,
+            &g,
+            &a,
+            &dual.d,
+        );
+    }
+    // No point and no pass: `x.len() - 1` is never evaluated.
+    assert_eq!(nested_tapes_grad(&[], 0), (0.5, vec![]));
+}

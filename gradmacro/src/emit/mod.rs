@@ -49,9 +49,11 @@ pub struct Emitter<'a> {
     pub compact: bool,
     pub compact_values: Vec<VarId>,
     pub compact_adjoints: Vec<VarId>,
-    /// For each loop being emitted, innermost last: the tapes its body pushes
-    /// to directly, reserved before the loop when its length is known.
-    pub pushed: Vec<Vec<Ident>>,
+    /// For each loop being emitted, innermost last: what its body pushes,
+    /// reserved before the loop when its length is known.
+    pub pushed: Vec<Pushes>,
+    /// How many `if` branches enclose the statement being emitted.
+    pub branch_depth: usize,
     /// Value tapes that fit in a fixed array, with its length.
     pub stack_caps: HashMap<VarId, u64>,
     /// Forward mode only: emitting the tangent program that returns the
@@ -103,6 +105,7 @@ impl<'a> Emitter<'a> {
             compact_values: Vec::new(),
             compact_adjoints: Vec::new(),
             pushed: Vec::new(),
+            branch_depth: 0,
             stack_caps: records::stack_tapes(f, a),
             dot_program: false,
             lanes: None,
@@ -124,12 +127,37 @@ impl<'a> Emitter<'a> {
     /// Notes that the loop being emitted pushes to `tape` once per iteration
     /// at most.
     pub fn note_push(&mut self, tape: &Ident) {
+        let depth = self.branch_depth;
         if let Some(top) = self.pushed.last_mut() {
-            if !top.contains(tape) {
-                top.push(tape.clone());
+            top.conditional |= depth > top.branch_depth;
+            if !top.direct.contains(tape) {
+                top.direct.push(tape.clone());
             }
         }
     }
+}
+
+/// What one loop being emitted pushes on each iteration, for reserving its
+/// tapes before it runs.
+#[derive(Default)]
+pub struct Pushes {
+    /// Tapes its body pushes to directly, once per iteration at most.
+    pub direct: Vec<Ident>,
+    /// Tapes pushed by inner loops that run in full on every iteration, each
+    /// with how many values it gets per iteration (an expression that cannot
+    /// change while the loop runs) and the variables that expression reads.
+    pub nested: Vec<(Ident, TokenStream, Vec<VarId>)>,
+    /// Some push is inside an `if`.
+    pub conditional: bool,
+    /// The `if` branches around the loop.
+    pub branch_depth: usize,
+    /// Whether its number of iterations is known before it runs.
+    pub counted: bool,
+    /// The loops directly in its body.
+    pub children: HashSet<SiteId>,
+    /// Its depth, and binding.
+    pub depth: u32,
+    pub binding: Option<VarId>,
 }
 
 /// The generated functions of `f`: one core per set of differentiable

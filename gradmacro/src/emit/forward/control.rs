@@ -4,7 +4,7 @@
 use super::Frame;
 use crate::emit::operands::mentions;
 use crate::emit::records::Keep;
-use crate::emit::Emitter;
+use crate::emit::{Emitter, Pushes};
 use crate::ir::*;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -38,8 +38,10 @@ impl Emitter<'_> {
 
     pub(super) fn fwd_if(&mut self, i: &If, frames: &mut Vec<Frame>) -> TokenStream {
         self.with_exit_flag(i.site, frames, |e, frames| {
+            e.branch_depth += 1;
             let then = e.fwd_block(&i.then, frames);
             let els = e.fwd_block(&i.els, frames);
+            e.branch_depth -= 1;
             let cond = e.passive(&i.cond);
             let els = if els.is_empty() {
                 quote!()
@@ -72,33 +74,40 @@ impl Emitter<'_> {
     pub(super) fn fwd_loop(&mut self, l: &Loop, frames: &mut Vec<Frame>) -> TokenStream {
         self.with_exit_flag(l.site, frames, |e, frames| {
             frames.push(Frame::Loop(l.site));
-            e.pushed.push(Vec::new());
+            e.pushed.push(Pushes {
+                branch_depth: e.branch_depth,
+                counted: matches!(
+                    &l.kind,
+                    LoopKind::For {
+                        reversed: Some(_),
+                        ..
+                    }
+                ),
+                children: l
+                    .body
+                    .stmts
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::Loop(inner) => Some(inner.site),
+                        _ => None,
+                    })
+                    .collect(),
+                depth: l.ctx.loop_depth,
+                binding: match &l.kind {
+                    LoopKind::For { binding, .. } => *binding,
+                    _ => None,
+                },
+                ..Pushes::default()
+            });
             let mut body = e.fwd_block(&l.body, frames);
             let mut prelude = quote!();
             if e.fused == Some(l.id) {
                 body.extend(e.fused_body.take());
                 prelude.extend(e.fused_prelude.take());
             }
-            let tapes = e.pushed.pop().unwrap_or_default();
+            let pushes = e.pushed.pop().unwrap_or_default();
             frames.pop();
-            // A range's length is known before it runs: room for every push.
-            let reserve = match &l.kind {
-                LoopKind::For {
-                    iter,
-                    reversed: Some(_),
-                    ..
-                } if !tapes.is_empty() => {
-                    let n = e.names.fresh("len");
-                    let it = &iter.tokens;
-                    let it = if is_range(it) {
-                        quote!((#it))
-                    } else {
-                        quote!(#it)
-                    };
-                    quote!(let #n = #it.size_hint().0; #(#tapes.reserve(#n);)*)
-                }
-                _ => quote!(),
-            };
+            let reserve = e.reserve(l, pushes);
             let slot = e.rec.count.get(&l.site).cloned();
             let (before, tick, after) = match &slot {
                 None => (quote!(), quote!(), quote!()),
@@ -210,7 +219,7 @@ impl Emitter<'_> {
 
 /// Whether `tokens` are a bare range (`a..b`), which needs parentheses to take
 /// a method call.
-fn is_range(tokens: &TokenStream) -> bool {
+pub(super) fn is_range(tokens: &TokenStream) -> bool {
     let tts: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
     tts.windows(2).any(|w| match (&w[0], &w[1]) {
         (proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Punct(b)) => {

@@ -8,6 +8,7 @@
 
 mod control;
 mod decls;
+mod reserve;
 
 use super::operands::unparen;
 use super::records::{Keep, WriteKey};
