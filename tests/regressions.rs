@@ -2609,3 +2609,101 @@ fn nested_loops_reserve_their_tapes_ahead() {
     // No point and no pass: `x.len() - 1` is never evaluated.
     assert_eq!(nested_tapes_grad(&[], 0), (0.5, vec![]));
 }
+
+/// Element stores whose old element the reverse sweep may or may not read
+/// again: a buffer filled, then read (nothing to record); read before it is
+/// overwritten in the same loop, or in an earlier statement, or by an
+/// earlier pass of an enclosing loop (recorded).
+#[differentiate]
+#[allow(clippy::needless_range_loop)] // The index loops are the case.
+fn stores_read_backwards(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut fill = vec![0.0; n];
+    for i in 0..n {
+        fill[i] = x[i].sin();
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += fill[i] * fill[(i + 1) % n];
+    }
+    let mut run = vec![0.25; n];
+    for i in 0..n {
+        s += run[i] * x[i];
+        run[i] = s.cos();
+    }
+    let early = run[0] * x[0];
+    run[0] = x[1] * 3.0;
+    s += early + run[0] * run[1];
+    let mut passes = vec![0.5; n];
+    for _ in 0..3 {
+        for i in 0..n {
+            passes[i] = passes[i] * x[i] + 0.1;
+        }
+    }
+    if x[0] > 0.0 {
+        passes[1] = s.sin();
+    } else {
+        s += passes[1] * 2.0;
+    }
+    s + passes[0] * passes[1] + passes[n - 1]
+}
+
+fn stores_read_backwards_dual(x: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let n = x.len();
+    let mut fill = vec![k(0.0); n];
+    for i in 0..n {
+        fill[i] = x[i].sin();
+    }
+    let mut s = k(0.0);
+    for i in 0..n {
+        s = s + fill[i] * fill[(i + 1) % n];
+    }
+    let mut run = vec![k(0.25); n];
+    for i in 0..n {
+        s = s + run[i] * x[i];
+        run[i] = (s + k(std::f64::consts::FRAC_PI_2)).sin();
+    }
+    let early = run[0] * x[0];
+    run[0] = x[1] * k(3.0);
+    s = s + early + run[0] * run[1];
+    let mut passes = vec![k(0.5); n];
+    for _ in 0..3 {
+        for i in 0..n {
+            passes[i] = passes[i] * x[i] + k(0.1);
+        }
+    }
+    if x[0].v > 0.0 {
+        passes[1] = s.sin();
+    } else {
+        s = s + passes[1] * k(2.0);
+    }
+    s + passes[0] * passes[1] + passes[n - 1]
+}
+
+#[test]
+fn stores_record_what_is_read_backwards() {
+    for x in [
+        [0.3, -0.7, 1.1, 0.2],
+        [-1.2, 0.4, 0.9, -0.5],
+        [0.05, 0.6, -0.3, 1.4],
+    ] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let dual = stores_read_backwards_dual(&duals);
+        assert!(
+            close(dual.v, stores_read_backwards(&x), 1e-12, 1e-12),
+            "dual value at {x:?}"
+        );
+        let (v, g) = stores_read_backwards_grad(&x);
+        let a = stores_read_backwards_adjoint(&x, D_OUT);
+        check_point(
+            "stores_read_backwards",
+            &x,
+            &|p| stores_read_backwards(p),
+            v,
+            &g,
+            &a,
+            &dual.d,
+        );
+    }
+}

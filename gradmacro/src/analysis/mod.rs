@@ -15,6 +15,7 @@ mod liveness;
 mod reads;
 mod recompute;
 mod records;
+mod stores;
 mod unread;
 
 use crate::ir::*;
@@ -84,6 +85,9 @@ pub struct Analysis {
     writers: Vec<usize>,
     /// Writes whose old value nothing reads (see `unneeded_saves`).
     unneeded: HashSet<StmtId>,
+    /// The element stores that record the element they overwrite (see
+    /// `stores.rs`).
+    saved_stores: HashSet<StmtId>,
     /// Integer increments (`at += 1`) the reverse sweep undoes by the inverse
     /// update instead of recording the old value, with that update's
     /// operator (`-=` for `+=`; see `invertible`).
@@ -369,6 +373,7 @@ pub fn analyze(f: &Func) -> Analysis {
         floats,
         writers: vec![0; n],
         unneeded: HashSet::new(),
+        saved_stores: HashSet::new(),
         inverted: HashMap::new(),
         unread: HashSet::new(),
         written_once: vec![false; n],
@@ -376,6 +381,7 @@ pub fn analyze(f: &Func) -> Analysis {
         folded: Vec::new(),
     };
     let _ = unneeded_saves(&f.body, &a.adj, &mut a.unneeded);
+    a.saved_stores = stores::saved_stores(f, &a.adj);
     a.inverted = invertible(f, &a);
     let mut restored = vec![false; n];
     let mut writers = vec![0; n];
@@ -397,7 +403,7 @@ pub fn analyze(f: &Func) -> Analysis {
             writers[c.dst.0] += 1;
         }
         Stmt::ArrayDef(d) => restored[d.dst.0] |= a.saves_array(f, d.dst, d.write),
-        Stmt::Store(s) => restored[s.arr.0] |= a.saves_element(s.arr),
+        Stmt::Store(s) => restored[s.arr.0] |= a.saves_element(s),
         Stmt::Loop(Loop {
             kind: LoopKind::For {
                 binding: Some(v), ..

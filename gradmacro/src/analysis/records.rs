@@ -42,9 +42,9 @@ impl Analysis {
         write == Write::Overwrite && self.adj[dst.0]
     }
 
-    /// Whether a store into `arr` must record the element it overwrites.
-    pub fn saves_element(&self, arr: VarId) -> bool {
-        self.needed[arr.0]
+    /// Whether a store must record the element it overwrites.
+    pub fn saves_element(&self, st: &Store) -> bool {
+        self.needed[st.arr.0] && self.saved_stores.contains(&st.id)
     }
 }
 

@@ -201,7 +201,7 @@ impl Emitter<'_> {
                 }
                 let arr = self.var(st.arr);
                 let i = st.index.tokens.clone();
-                let save = if self.a.saves_element(st.arr) {
+                let save = if self.a.saves_element(st) {
                     let key = st.id;
                     self.save_value(st.arr, key, st.ctx, quote!(#arr[#i]), false)
                 } else {

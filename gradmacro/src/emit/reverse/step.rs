@@ -161,7 +161,7 @@ impl Emitter<'_> {
                 }
             }
         }
-        if self.a.saves_element(st.arr) {
+        if self.a.saves_element(st) {
             let key = st.id;
             let old = self.restore_value(st.arr, key, st.ctx);
             out.push(quote!(#arr[#i] = #old;));
