@@ -34,6 +34,42 @@ pub(crate) fn creates_array(e: &Expr) -> bool {
     }
 }
 
+/// Array methods that change an array in place (other than `push`).
+pub(crate) const MUTATING: &[&str] = &[
+    "pop",
+    "clear",
+    "truncate",
+    "insert",
+    "remove",
+    "swap",
+    "swap_remove",
+    "sort",
+    "sort_by",
+    "reverse",
+    "resize",
+    "extend",
+    "extend_from_slice",
+    "retain",
+    "drain",
+    "fill",
+    "append",
+    "rotate_left",
+    "rotate_right",
+    "iter_mut",
+    "copy_from_slice",
+    "clone_from_slice",
+    "swap_with_slice",
+    "split_off",
+    "dedup",
+    "dedup_by",
+    "dedup_by_key",
+    "resize_with",
+    "fill_with",
+    "sort_unstable",
+    "sort_unstable_by",
+    "sort_by_key",
+];
+
 impl<'a> Lowerer<'a> {
     /// `vec![init; n]`, `vec![a, b]`, `[init; N]`, `[a, b]`, `Vec::new()`,
     /// `Vec::with_capacity(n)`.
@@ -313,33 +349,12 @@ impl<'a> Lowerer<'a> {
         let Some(arr) = self.array_var(&m.receiver) else {
             return false;
         };
-        const MUTATING: &[&str] = &[
-            "pop",
-            "clear",
-            "truncate",
-            "insert",
-            "remove",
-            "swap",
-            "swap_remove",
-            "sort",
-            "sort_by",
-            "reverse",
-            "resize",
-            "extend",
-            "extend_from_slice",
-            "retain",
-            "drain",
-            "fill",
-            "append",
-            "rotate_left",
-            "rotate_right",
-            "iter_mut",
-            "copy_from_slice",
-        ];
+
         if !self.is_active(arr) || !MUTATING.contains(&m.method.to_string().as_str()) {
             return false;
         }
-        self.cx.error(&m.method, format!("`{}` on a differentiated array is not supported: build arrays with `vec![0.0; n]`, index assignment and `push`", m.method));
+        self.cx
+            .error(&m.method, mutating_message(&m.method.to_string()));
         true
     }
 
@@ -386,4 +401,9 @@ pub(crate) fn has_float_literal(ts: &TokenStream) -> bool {
         proc_macro2::TokenTree::Group(g) => has_float_literal(&g.stream()),
         _ => false,
     })
+}
+
+/// What to write instead of a method that changes an array in place.
+pub(crate) fn mutating_message(method: &str) -> String {
+    format!("`{method}` on a differentiated array is not supported: build arrays with `vec![0.0; n]`, index assignment and `push`")
 }

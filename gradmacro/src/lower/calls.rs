@@ -23,6 +23,11 @@ impl Lowerer<'_> {
             return self.passive_val_silent();
         };
         let name = last.ident.to_string();
+        if super::reject::is_mem_move(c) {
+            self.cx
+                .error(e, super::reject::Unsupported::MemMove.message());
+            return self.passive_val_silent();
+        }
         if let (Some(Binding::Closure), 1) = (self.lookup(&name), p.path.segments.len()) {
             // Calls that could be written out were, before lowering.
             self.cx.error(e, "this call of a local closure cannot be written out (a `return` in its body, or a pattern parameter): write the computation inline");

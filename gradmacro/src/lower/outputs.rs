@@ -176,6 +176,10 @@ fn rewrite(st: &Stmt, ty: &TokenStream, buffers: &HashSet<String>) -> Option<Vec
     let Expr::Path(func) = &*call.func else {
         return None;
     };
+    // `mem::swap(&mut a, &mut b)` is no helper: the lowering rejects it.
+    if super::reject::is_mem_move(call) {
+        return None;
+    }
     let lent: Vec<(usize, Lent, bool)> = (0..call.args.len())
         .filter_map(|i| {
             let a = &call.args[i];

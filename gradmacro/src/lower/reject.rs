@@ -16,6 +16,8 @@ pub enum Unsupported {
     CompoundAssign,
     /// `return`, `break`, `continue` used as a value.
     ExitInExpression,
+    /// `mem::swap(&mut a, &mut b)`, `mem::take`, `mem::replace`.
+    MemMove,
 }
 
 impl Unsupported {
@@ -45,6 +47,25 @@ impl Unsupported {
             Unsupported::ExitInExpression => {
                 "`return`, `break` and `continue` are not supported inside an expression: use them as statements"
             }
+            Unsupported::MemMove => {
+                "`mem::swap`, `mem::take` and `mem::replace` are not supported in a differentiated function: assign the values (`let t = a; a = b; b = t;`), or copy a buffer element by element (`for k in 0..a.len() { a[k] = b[k]; }`)"
+            }
         }
     }
+}
+
+/// Whether `c` is `mem::swap`, `mem::take` or `mem::replace` (by any path
+/// ending in `mem::..`).
+pub fn is_mem_move(c: &syn::ExprCall) -> bool {
+    let syn::Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(&segs[..], [.., module, name]
+        if module == "mem" && ["swap", "take", "replace"].contains(&name.as_str()))
 }

@@ -330,6 +330,9 @@ pub fn forbidden(e: &Expr) -> Vec<(proc_macro2::TokenStream, &'static str)> {
                 Expr::Unsafe(_) => Some(Unsupported::Unsafe.message()),
                 Expr::Try(_) | Expr::TryBlock(_) => Some(Unsupported::Try.message()),
                 Expr::Yield(_) => Some(Unsupported::Yield.message()),
+                Expr::Call(c) if super::reject::is_mem_move(c) => {
+                    Some(Unsupported::MemMove.message())
+                }
                 Expr::Assign(_) => Some(Unsupported::Assign.message()),
                 Expr::Binary(b) if is_compound_assign(&b.op) => {
                     Some(Unsupported::CompoundAssign.message())
