@@ -527,3 +527,41 @@ fn jacobian_through_a_helper_without_tangent() {
         assert_close("Jᵀ·d y", dy, -2.0 * x + 0.5 * want[2][1], 1e-12, 1e-12);
     }
 }
+
+/// Reductions assigned inside a loop and a branch, taken by columns (more
+/// outputs than inputs): each output's tangents come lane by lane.
+#[differentiate]
+#[allow(clippy::needless_late_init, clippy::needless_range_loop)] // The case under test.
+fn reductions_by_columns(xs: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; 4];
+    for t in 0..4 {
+        let total = || xs.iter().sum::<f64>();
+        let b = total();
+        let p: f64;
+        if t % 2 == 0 {
+            p = xs.iter().product::<f64>();
+        } else {
+            p = b;
+        }
+        out[t] = b * (t as f64 + 1.0) + p;
+    }
+    out
+}
+
+#[test]
+fn reductions_assigned_in_loops_and_branches_by_columns() {
+    for xs in [[0.5, -1.5], [2.0, 0.25], [-0.75, -1.25]] {
+        let (value, jac) = reductions_by_columns_jacobian(&xs);
+        assert_eq!(value, reductions_by_columns(&xs));
+        // out[t] = (t + 1) Σx + (t even ? Πx : Σx).
+        for (t, row) in jac.iter().enumerate() {
+            let k = t as f64 + 1.0;
+            let want = if t % 2 == 0 {
+                [k + xs[1], k + xs[0]]
+            } else {
+                [k + 1.0, k + 1.0]
+            };
+            assert_all_close("row", row, &want, 1e-12, 1e-12);
+        }
+    }
+}

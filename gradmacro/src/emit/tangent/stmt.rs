@@ -184,7 +184,9 @@ impl Emitter<'_> {
                     }
                     None => r.op.tangent(&quote!(#arr), &quote!(#t_arr), &ty),
                 };
-                let block = self.lanes.is_some() || r.op == crate::rules::Reduction::Product;
+                // Lanes (Jacobians by columns) read the lane inside the
+                // assignment, and are never lowered again.
+                let block = self.lanes.is_none() && r.op == crate::rules::Reduction::Product;
                 if block && !self.tan_declares(r.dst, r.write) {
                     // A block assigned (`t_p = { .. };`, in a branch) would
                     // not lower again, for second derivatives: bound first.
