@@ -34,6 +34,31 @@ pub(crate) fn creates_array(e: &Expr) -> bool {
     }
 }
 
+/// Methods that change the elements of an array where they are.
+const REARRANGING: &[&str] = &[
+    "swap",
+    "sort",
+    "sort_by",
+    "sort_by_key",
+    "sort_unstable",
+    "sort_unstable_by",
+    "reverse",
+    "rotate_left",
+    "rotate_right",
+    "dedup",
+    "dedup_by",
+    "dedup_by_key",
+    "retain",
+    "insert",
+    "remove",
+    "swap_remove",
+    "drain",
+    "fill_with",
+    "clone_from_slice",
+    "swap_with_slice",
+    "iter_mut",
+];
+
 /// Array methods that change an array in place (other than `push`).
 pub(crate) const MUTATING: &[&str] = &[
     "pop",
@@ -350,11 +375,21 @@ impl<'a> Lowerer<'a> {
             return false;
         };
 
-        if !self.is_active(arr) || !MUTATING.contains(&m.method.to_string().as_str()) {
+        let method = m.method.to_string();
+        if !self.is_active(arr) {
+            // Growing or shrinking a constant array at its end (a stack of
+            // indices) keeps the elements the reverse sweep reads again;
+            // these change them where they are.
+            if !REARRANGING.contains(&method.as_str()) {
+                return false;
+            }
+            self.cx.error(&m.method, format!("`{method}` changes a constant array's elements in place, which the reverse sweep cannot undo (it reads them again): build the array in its final order before using it, or do this outside the differentiated function"));
+            return true;
+        }
+        if !MUTATING.contains(&method.as_str()) {
             return false;
         }
-        self.cx
-            .error(&m.method, mutating_message(&m.method.to_string()));
+        self.cx.error(&m.method, mutating_message(&method));
         true
     }
 
