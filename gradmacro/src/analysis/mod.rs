@@ -22,6 +22,7 @@ use crate::ir::*;
 use activity::flows;
 use exits::{exits, ExitSites};
 use floats::{copied_floats, float_method_of, one_name};
+pub(crate) use lengths::sole_definitions;
 pub(crate) use liveness::evaluated;
 use liveness::liveness;
 pub use reads::partial_uses;

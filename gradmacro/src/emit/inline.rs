@@ -27,29 +27,19 @@ fn vec_len(init: &TokenStream) -> Option<TokenStream> {
     Some(parts.collect())
 }
 
-/// Whether `v` can live inline: one definition, `vec![x; n]` outside every
-/// loop, and nothing else that writes it whole or changes its length.
+/// Whether `v` can live inline: of one definition (see
+/// `analysis::sole_definitions`), `vec![x; n]`.
 pub(crate) fn eligible(f: &Func, v: VarId) -> bool {
-    if !matches!(f.var(v).shape, Shape::Array { len: None }) {
-        return false;
+    matches!(f.var(v).shape, Shape::Array { len: None }) && definition_len(f, v).is_some()
+}
+
+/// `n` of the one definition `vec![x; n]` of `v`.
+fn definition_len(f: &Func, v: VarId) -> Option<TokenStream> {
+    let d = crate::analysis::sole_definitions(f)[v.0]?;
+    if d.empty {
+        return None;
     }
-    let mut defs = 0;
-    let mut other = false;
-    crate::analysis::walk(&f.body, &mut |s| match s {
-        Stmt::ArrayDef(d) if d.dst == v => {
-            defs += 1;
-            other |= d.write != Write::Def
-                || d.ctx.loop_depth > 0
-                || d.ctx.nested
-                || d.empty
-                || vec_len(&d.init.tokens).is_none();
-        }
-        Stmt::Push(p) => other |= p.arr == v,
-        Stmt::Call(c) => other |= c.dst == v,
-        Stmt::Declare(d) => other |= *d == v,
-        _ => {}
-    });
-    defs == 1 && !other
+    vec_len(&d.init.tokens)
 }
 
 impl Emitter<'_> {
@@ -90,15 +80,8 @@ impl Emitter<'_> {
         if !self.f.var(v).on_stack {
             return None;
         }
-        let mut len = None;
-        crate::analysis::walk(&self.f.body, &mut |s| {
-            if let Stmt::ArrayDef(d) = s {
-                if d.dst == v {
-                    len = vec_len(&d.init.tokens);
-                }
-            }
-        });
+        let len = definition_len(self.f, v)?;
         let d = self.adj(v);
-        Some(self.inline_zeros(&d, len?))
+        Some(self.inline_zeros(&d, len))
     }
 }

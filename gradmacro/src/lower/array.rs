@@ -59,41 +59,26 @@ const REARRANGING: &[&str] = &[
     "iter_mut",
 ];
 
-/// Array methods that change an array in place (other than `push`).
-pub(crate) const MUTATING: &[&str] = &[
+/// The other methods that change an array (besides `push`): at its end, or
+/// written out as element loops before lowering (`fill`, `copy_from_slice`).
+const RESIZING: &[&str] = &[
     "pop",
     "clear",
     "truncate",
-    "insert",
-    "remove",
-    "swap",
-    "swap_remove",
-    "sort",
-    "sort_by",
-    "reverse",
     "resize",
+    "resize_with",
     "extend",
     "extend_from_slice",
-    "retain",
-    "drain",
-    "fill",
     "append",
-    "rotate_left",
-    "rotate_right",
-    "iter_mut",
-    "copy_from_slice",
-    "clone_from_slice",
-    "swap_with_slice",
     "split_off",
-    "dedup",
-    "dedup_by",
-    "dedup_by_key",
-    "resize_with",
-    "fill_with",
-    "sort_unstable",
-    "sort_unstable_by",
-    "sort_by_key",
+    "fill",
+    "copy_from_slice",
 ];
+
+/// Whether `method` changes an array in place (other than `push`).
+pub(crate) fn changes_in_place(method: &str) -> bool {
+    REARRANGING.contains(&method) || RESIZING.contains(&method)
+}
 
 impl<'a> Lowerer<'a> {
     /// `vec![init; n]`, `vec![a, b]`, `[init; N]`, `[a, b]`, `Vec::new()`,
@@ -386,7 +371,7 @@ impl<'a> Lowerer<'a> {
             self.cx.error(&m.method, format!("`{method}` changes a constant array's elements in place, which the reverse sweep cannot undo (it reads them again): build the array in its final order before using it, or do this outside the differentiated function"));
             return true;
         }
-        if !MUTATING.contains(&method.as_str()) {
+        if !changes_in_place(&method) {
             return false;
         }
         self.cx.error(&m.method, mutating_message(&method));

@@ -307,9 +307,7 @@ impl Lowerer<'_> {
                           indices and pop those"
                         .to_string()
                 }
-                _ if super::array::MUTATING.contains(&name.as_str()) => {
-                    super::array::mutating_message(&name)
-                }
+                _ if super::array::changes_in_place(&name) => super::array::mutating_message(&name),
                 _ => format!(
                     "`{name}` is not a differentiable float method; supported: {}",
                     supported_methods()

@@ -60,12 +60,7 @@ pub fn is_mem_move(c: &syn::ExprCall) -> bool {
     let syn::Expr::Path(p) = &*c.func else {
         return false;
     };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs: Vec<&syn::Ident> = p.path.segments.iter().map(|s| &s.ident).collect();
     matches!(&segs[..], [.., module, name]
-        if module == "mem" && ["swap", "take", "replace"].contains(&name.as_str()))
+        if *module == "mem" && ["swap", "take", "replace"].iter().any(|m| name == m))
 }

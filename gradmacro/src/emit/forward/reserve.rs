@@ -49,7 +49,7 @@ impl Emitter<'_> {
         if per.is_empty() {
             return quote!();
         }
-        if self.hands_up(l, &pushes, &iter.reads, &per) {
+        if self.hands_up(l, &pushes, &per) {
             let parent = self.pushed.last_mut().expect("a loop around");
             for (tape, n, mut reads) in per {
                 let n = match n {
@@ -77,7 +77,6 @@ impl Emitter<'_> {
         &self,
         l: &Loop,
         pushes: &Pushes,
-        range: &[VarId],
         per: &[(Ident, Option<TokenStream>, Vec<VarId>)],
     ) -> bool {
         let Some(parent) = self.pushed.last() else {
@@ -94,7 +93,7 @@ impl Emitter<'_> {
             && !pushes.conditional
             && self.a.reversible.contains(&l.site)
             && cannot_panic(&iter.tokens)
-            && range.iter().all(outside)
+            && iter.reads.iter().all(outside)
             && per.iter().all(|(_, _, reads)| reads.iter().all(outside))
     }
 }
