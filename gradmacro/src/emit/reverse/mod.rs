@@ -6,6 +6,7 @@
 //! cases are its children: steps and stores, calls, and the records read back.
 
 mod call;
+mod names;
 mod restore;
 mod step;
 
@@ -14,6 +15,7 @@ use super::records::Keep;
 use super::Emitter;
 use crate::analysis::stmt_ctx;
 use crate::ir::*;
+use names::{BlockNames, Mentioned};
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::quote;
 use std::collections::HashMap;
@@ -61,6 +63,7 @@ impl Emitter<'_> {
         }
         let zero = self.lit("0.0");
         fold_cleared(&mut out, &zero);
+        let mut names = BlockNames::new(&out);
         let mut decls = Vec::new();
         // Indexed by variable: a block of thousands of statements declares
         // thousands of adjoints, and a list searched each time is quadratic.
@@ -95,7 +98,7 @@ impl Emitter<'_> {
                 let top = std::ptr::eq(b, &self.f.body);
                 if self.compact && top && !self.f.var(v).shape.is_array() {
                     self.compact_adjoints.push(v);
-                } else if !self.fold_first_write(v, &mut out) {
+                } else if !self.fold_first_write(v, &mut out, &mut names) {
                     decls.push(self.zero_adjoint(v));
                 }
             }
@@ -104,17 +107,18 @@ impl Emitter<'_> {
         // passive one (an index) only where this block's reverse reads it.
         // A temporary the reverse reads only through its reader is written
         // inside it, as in the forward sweep.
+        let mut read = Mentioned::new(&out);
         self.folds = Some(HashMap::new());
         let prologue = if in_scope {
             Vec::new()
         } else {
-            self.recomputations(b, &out, false)
+            self.recomputations(b, &read, false)
         };
         self.folds = None;
         let mut kept: Vec<TokenStream> = Vec::new();
         for (passive, tokens) in prologue.into_iter().rev() {
-            let read = |d: &Ident| kept.iter().chain(out.iter()).any(|t| mentions(t, d));
-            if passive.as_ref().is_none_or(read) {
+            if passive.as_ref().is_none_or(|d| read.contains(d)) {
+                read.add(&tokens);
                 kept.push(tokens);
             }
         }
@@ -137,7 +141,7 @@ impl Emitter<'_> {
     fn recomputations(
         &mut self,
         b: &Block,
-        out: &[TokenStream],
+        read: &Mentioned,
         chosen: bool,
     ) -> Vec<(Option<Ident>, TokenStream)> {
         let mut prologue = Vec::new();
@@ -157,7 +161,7 @@ impl Emitter<'_> {
                 }
                 Stmt::If(c) if chooses(c, self.a) => {
                     let [then, els] = [&c.then, &c.els].map(|branch| {
-                        let parts = self.recomputations(branch, out, true);
+                        let parts = self.recomputations(branch, read, true);
                         parts.into_iter().map(|(_, t)| t).collect::<TokenStream>()
                     });
                     let cond = &c.cond.tokens;
@@ -183,7 +187,7 @@ impl Emitter<'_> {
                         prologue.push((None, quote!(#dst = #value;)));
                         continue;
                     }
-                    if self.replay_folds(b, i, out) {
+                    if self.replay_folds(b, i, read) {
                         self.fold_into_reader(st, value);
                         continue;
                     }
@@ -203,7 +207,7 @@ impl Emitter<'_> {
     /// Whether the step at `i` of `b`, computed again, is written inside its
     /// reader: a folded temporary (see `Analysis::folded`) whose reader is
     /// computed again too, and that nothing of the block's reverse reads.
-    fn replay_folds(&self, b: &Block, i: usize, out: &[TokenStream]) -> bool {
+    fn replay_folds(&self, b: &Block, i: usize, read: &Mentioned) -> bool {
         let Stmt::Step(st) = &b.stmts[i] else {
             return false;
         };
@@ -221,25 +225,31 @@ impl Emitter<'_> {
             _ => None,
         });
         let ident = &self.f.var(st.dst).ident;
-        reader.is_some_and(|r| self.a.recomputed[r.0]) && !out.iter().any(|t| mentions(t, ident))
+        reader.is_some_and(|r| self.a.recomputed[r.0]) && !read.contains(ident)
     }
 
     /// `let mut d_t: f64 = 0.0;` whose first use, at the top level of the
     /// block, is `d_t += e;` becomes `let d_t: f64 = e;` there: `0.0 + e` is
     /// an addition LLVM may not drop (it turns -0.0 into 0.0).
-    fn fold_first_write(&mut self, v: VarId, out: &mut [TokenStream]) -> bool {
+    fn fold_first_write(
+        &mut self,
+        v: VarId,
+        out: &mut [TokenStream],
+        names: &mut BlockNames,
+    ) -> bool {
         if self.f.var(v).shape.is_array() {
             return false;
         }
         let d = self.adj(v);
-        let Some(j) = out.iter().position(|s| mentions(s, &d)) else {
+        let name = d.to_string();
+        let Some(j) = names.first_mention(out, &name) else {
             return false;
         };
         let Some((op, rest)) = accumulation(&out[j], &d) else {
             return false;
         };
         let neg = op == '-';
-        let m = if out[j + 1..].iter().any(|s| assigns(s, &d)) {
+        let m = if names.assigned_after(out, j, &name) {
             self.written.insert(v);
             quote!(mut)
         } else {
@@ -253,6 +263,7 @@ impl Emitter<'_> {
         } else {
             quote!(let #m #d: #ty = #rest;)
         };
+        names.rewritten(j);
         true
     }
 
@@ -429,28 +440,6 @@ impl Emitter<'_> {
             Stmt::Exit(_) | Stmt::Declare(_) | Stmt::Verbatim(..) => vec![],
         }
     }
-}
-
-/// Whether `tokens` assign `ident` (`d = ..`, `d += ..`, `d -= ..`, ...).
-fn assigns(tokens: &TokenStream, ident: &proc_macro2::Ident) -> bool {
-    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    tts.iter().enumerate().any(|(k, tt)| match tt {
-        TokenTree::Ident(i) if i == ident => match (tts.get(k + 1), tts.get(k + 2)) {
-            (Some(TokenTree::Punct(p)), _)
-                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
-            {
-                true
-            }
-            (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q))) => {
-                "+-*/".contains(p.as_char())
-                    && p.spacing() == proc_macro2::Spacing::Joint
-                    && q.as_char() == '='
-            }
-            _ => false,
-        },
-        TokenTree::Group(g) => assigns(&g.stream(), ident),
-        _ => false,
-    })
 }
 
 /// An `if` that chooses values the reverse sweep computes again: its
