@@ -671,8 +671,30 @@ fn fill<T: Float>(v: T, out: &mut [T]) {
     out[1] = out[1] + T::one();
 }
 
+/// A caller differentiating with respect to `y` too: the callee's pullback
+/// over every float parameter repeats a differentiated `y` (`[y; 2]`).
+#[differentiate]
+fn calls_constant_arrays_of_a_parameter<T: Float>(x: T, y: T) -> T {
+    constant_arrays_of_a_parameter(x, y) * y
+}
+
 #[test]
 fn constant_arrays_of_a_parameter_before_an_early_return() {
+    for (x, y) in [(0.5f64, 2.0), (-1.5, 1.0), (3.0, 1.75)] {
+        let (value, (dx, dy)) = calls_constant_arrays_of_a_parameter_grad(x, y);
+        assert_bits("value", value, calls_constant_arrays_of_a_parameter(x, y));
+        let (f, df_dx, df_dy) = if y < 1.25 {
+            (y, 0.0, 1.0)
+        } else {
+            (
+                x * (y + 1.0) * (y + 1.0),
+                (y + 1.0) * (y + 1.0),
+                2.0 * x * (y + 1.0),
+            )
+        };
+        assert_near("d/dx", dx, df_dx * y);
+        assert_near("d/dy", dy, df_dy * y + f);
+    }
     for (x, y) in [(0.5f64, 2.0), (-1.5, 1.0), (3.0, 1.75)] {
         let (value, dx) = constant_arrays_of_a_parameter_grad(x, y);
         assert_bits("value", value, constant_arrays_of_a_parameter(x, y));

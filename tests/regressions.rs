@@ -2668,3 +2668,143 @@ fn stores_record_what_is_read_backwards() {
         false,
     );
 }
+
+/// Arrays repeating a differentiated value: a fixed array, a `Vec` of an
+/// expression, one per iteration of a loop, one repeating an element of the
+/// array it replaces, and one re-created in a branch.
+#[differentiate(tangent)]
+fn repeated_values(p: &[f64]) -> f64 {
+    let mut s = [p[0].sin(); 3];
+    s[1] *= p[1];
+    let mut t = vec![p[2] * p[3]; p.len()];
+    t[0] += p[1];
+    t = vec![t[0]; p.len() + 1];
+    t[2] -= p[0];
+    let mut acc = 0.0;
+    for i in 0..p.len() {
+        let w = vec![p[i]; 2];
+        acc += w[0] * w[1] + t[i] * s[i % 3];
+    }
+    let mut u = vec![acc; 3];
+    if p[3] > 0.0 {
+        u = vec![p[3].exp(); 2];
+    }
+    u[1] * p[0] + u.iter().sum::<f64>() + t[4]
+}
+
+fn repeated_values_dual(p: &[Dual<4>]) -> Dual<4> {
+    let mut s = [p[0].sin(); 3];
+    s[1] = s[1] * p[1];
+    let mut t = vec![p[2] * p[3]; p.len()];
+    t[0] = t[0] + p[1];
+    t = vec![t[0]; p.len() + 1];
+    t[2] = t[2] - p[0];
+    let mut acc = Dual::cst(0.0);
+    for i in 0..p.len() {
+        let w = [p[i]; 2];
+        acc = acc + (w[0] * w[1] + t[i] * s[i % 3]);
+    }
+    let mut u = vec![acc; 3];
+    if p[3].v > 0.0 {
+        u = vec![p[3].exp(); 2];
+    }
+    u[1] * p[0] + u.iter().copied().sum::<Dual<4>>() + t[4]
+}
+
+#[test]
+fn arrays_repeating_a_differentiated_value() {
+    check_against_duals(
+        "repeated_values",
+        &|p| repeated_values(p),
+        &|p| repeated_values_grad(p),
+        &|p, d| repeated_values_adjoint(p, d),
+        &|p| repeated_values_dual(p),
+        true,
+    );
+    // The tangent along a direction is the gradient's dot product with it.
+    let dir = [0.7, -1.3, 0.4, 2.1];
+    for x in [[0.3, -0.7, 1.1, 0.2], [-1.2, 0.4, 0.9, -0.5]] {
+        let duals: Vec<Dual<4>> = (0..4).map(|i| Dual::var(x[i], i)).collect();
+        let d = repeated_values_dual(&duals);
+        let want: f64 = (0..4).map(|i| d.d[i] * dir[i]).sum();
+        let (v, t) = repeated_values_tangent(&x, &dir);
+        assert_eq!(v.to_bits(), repeated_values(&x).to_bits());
+        assert!(
+            close(t, want, 1e-12, 1e-12),
+            "tangent {t} against {want} at {x:?}"
+        );
+    }
+}
+
+/// Blocks and `if`s holding `vec![..]`, assigned (`=`, `+=`) to variables
+/// declared before them, with constant and differentiated values.
+#[differentiate]
+fn assigned_blocks_with_buffers(p: &[f64]) -> f64 {
+    let mut c = 0.5;
+    if p[0] > 0.0 {
+        c = {
+            let s: Vec<f64> = vec![1.5; p.len()];
+            s[0] * 2.0 + s[3]
+        };
+    }
+    let mut d = 1.0;
+    d += {
+        let s = vec![0.25; 2];
+        s[1] * 3.0
+    };
+    let e = if p.len() > 2 {
+        let s: Vec<f64> = vec![2.0; p.len()];
+        s[2] - 0.5
+    } else {
+        1.0
+    };
+    let mut g = p[1];
+    g = if p[2] > 0.5 {
+        let s = vec![p[3]; 2];
+        s[0] * s[1] + g
+    } else {
+        let s = [g, p[0]];
+        s[0] - s[1]
+    };
+    let mut h = 0.0;
+    for k in 0..p.len() {
+        h += {
+            let s = vec![p[k] * c; 2];
+            s[0] + s[1] * d
+        };
+    }
+    c * p[0] + d * p[1] + e * p[2] + g * h
+}
+
+fn assigned_blocks_with_buffers_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut c = 0.5;
+    if p[0].v > 0.0 {
+        c = 1.5 * 2.0 + 1.5;
+    }
+    let d = 1.0 + 0.25 * 3.0;
+    let e = 2.0 - 0.5;
+    let g = if p[2].v > 0.5 {
+        p[3] * p[3] + p[1]
+    } else {
+        p[1] - p[0]
+    };
+    let mut h = k(0.0);
+    for pk in p {
+        let s = *pk * k(c);
+        h = h + (s + s * k(d));
+    }
+    k(c) * p[0] + k(d) * p[1] + k(e) * p[2] + g * h
+}
+
+#[test]
+fn assigned_blocks_holding_buffers() {
+    check_against_duals(
+        "assigned_blocks_with_buffers",
+        &|p| assigned_blocks_with_buffers(p),
+        &|p| assigned_blocks_with_buffers_grad(p),
+        &|p, d| assigned_blocks_with_buffers_adjoint(p, d),
+        &|p| assigned_blocks_with_buffers_dual(p),
+        true,
+    );
+}

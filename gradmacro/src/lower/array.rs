@@ -23,6 +23,9 @@ pub(crate) struct ArrayInit<'e> {
     /// `Vec::new()` or `Vec::with_capacity(n)`: `init` makes an empty
     /// vector, of the capacity a vector of tangents filled beside it needs.
     pub empty: bool,
+    /// `vec![v; n]` or `[v; N]` of an active `v`: `init` makes zeros, and
+    /// `v`, evaluated once, is stored into every element.
+    pub fill: Option<&'e Expr>,
 }
 
 /// `[a, b]`, `[v; N]` or `vec![..]`: syntax that makes an array.
@@ -108,14 +111,15 @@ impl<'a> Lowerer<'a> {
                     len: None,
                     elements: Vec::new(),
                     empty: true,
+                    fill: None,
                 });
             }
             _ => return None,
         };
         if let Some((value, len)) = repeat {
-            if rename::mentions_active(value, self) || rename::mentions_active(len, self) {
-                self.cx.error(value, "an array repeating a differentiated value is not supported: create it with a constant (`vec![0.0; n]`) and assign the elements");
-                // Reported: go on as if it were zeros, so no second error follows.
+            if rename::mentions_active(len, self) {
+                self.cx.error(len, "the length of an array cannot depend on a differentiated value: compute it from lengths and integers");
+                // Reported: go on as if it were empty, so no second error follows.
                 let init = Passive {
                     tokens: quote!(::std::vec::Vec::new()),
                     primary: true,
@@ -126,6 +130,29 @@ impl<'a> Lowerer<'a> {
                     len: None,
                     elements: Vec::new(),
                     empty: false,
+                    fill: None,
+                });
+            }
+            let fill = rename::mentions_active(value, self).then_some(value);
+            if fill.is_some() {
+                let zero = crate::generic::lit(&crate::emit::float_ty(&self.float), "0.0");
+                let n = self.passive(len)?;
+                let nt = n.tokens;
+                let tokens = if is_vec {
+                    quote!(::std::vec![#zero; #nt])
+                } else {
+                    quote!([#zero; #nt])
+                };
+                return Some(ArrayInit {
+                    init: Passive {
+                        tokens,
+                        primary: true,
+                        reads: n.reads,
+                    },
+                    len: (!is_vec).then_some(nt),
+                    elements: Vec::new(),
+                    empty: false,
+                    fill,
                 });
             }
             let v = self.passive(value)?;
@@ -147,6 +174,7 @@ impl<'a> Lowerer<'a> {
                 len: (!is_vec).then_some(nt),
                 elements: Vec::new(),
                 empty: false,
+                fill: None,
             });
         }
         let mut parts = Vec::new();
@@ -180,15 +208,38 @@ impl<'a> Lowerer<'a> {
             len: (!is_vec).then(|| quote!(#n)),
             elements,
             empty: false,
+            fill: None,
         })
     }
 
     /// `let v = <array>;` or `v = <array>;`.
     pub(crate) fn array_def(&mut self, v: VarId, a: ArrayInit<'_>) {
-        if !a.elements.is_empty() && !self.is_active(v) {
+        if (!a.elements.is_empty() || a.fill.is_some()) && !self.is_active(v) {
             self.promote_var(v);
             return;
         }
+        // Evaluated once, before the array is made, as `vec!` does.
+        let fill = a.fill.map(|value| {
+            let val = self.expr(value);
+            match self.operand(val) {
+                // Read in place, it could read the array being replaced.
+                Operand::Elem(arr, i) => {
+                    let t = self.temp(value.span());
+                    self.assigned[t.0] = super::Assigned::Yes;
+                    self.cur.push(Stmt::Step(Step {
+                        id: StmtId::default(),
+                        dst: t,
+                        prim: crate::rules::Prim::Copy,
+                        args: vec![Operand::Elem(arr, i)],
+                        write: Write::Def,
+                        ctx: self.ctx,
+                        span: value.span(),
+                    }));
+                    (Operand::Var(t), value.span())
+                }
+                op => (op, value.span()),
+            }
+        });
         let write = self.write_kind(v);
         self.vars[v.0].owned_vec = a.len.is_none();
         // In generic code, `vec![T::zero(); n]` holds floats too.
@@ -200,7 +251,7 @@ impl<'a> Lowerer<'a> {
             self.is_active(v) || has_float_literal(&a.init.tokens) || generic;
         self.vars[v.0].shape = Shape::Array { len: a.len };
         // Active elements are stored after the definition, into a `mut` array.
-        self.vars[v.0].reassigned |= !a.elements.is_empty();
+        self.vars[v.0].reassigned |= !a.elements.is_empty() || fill.is_some();
         self.cur.push(Stmt::ArrayDef(ArrayDef {
             id: StmtId::default(),
             dst: v,
@@ -226,6 +277,64 @@ impl<'a> Lowerer<'a> {
                 ctx: self.ctx,
             }));
         }
+        if let Some((value, span)) = fill {
+            self.fill_loop(v, value, span);
+        }
+    }
+
+    /// `for k in 0..arr.len() { arr[k] = value; }`: the stores of an array
+    /// made by repeating an active value.
+    fn fill_loop(&mut self, arr: VarId, value: Operand, span: proc_macro2::Span) {
+        let site = self.next_site();
+        let ctx = Ctx {
+            nested: true,
+            loop_depth: self.ctx.loop_depth + 1,
+        };
+        let before = self.assigned.clone();
+        self.enter_loop();
+        let mut binding = None;
+        let (body, _) = self.construct_block(ctx, |l| {
+            let k = l.new_var("k", VarKind::Passive, span);
+            l.assigned[k.0] = super::Assigned::Yes;
+            binding = Some(k);
+            let index = &l.vars[k.0].ident;
+            l.cur.push(Stmt::Store(Store {
+                id: StmtId::default(),
+                arr,
+                index: Passive {
+                    tokens: quote!(#index),
+                    primary: true,
+                    reads: vec![k],
+                },
+                op: StoreOp::Set,
+                value,
+                ctx: l.ctx,
+            }));
+        });
+        self.leave_loop(before);
+        let name = &self.vars[arr.0].ident;
+        let len = quote!(#name.len());
+        self.cur.push(Stmt::Loop(Loop {
+            id: StmtId::default(),
+            site,
+            kind: LoopKind::For {
+                binding,
+                iter: Passive {
+                    tokens: quote!(0..#len),
+                    primary: false,
+                    reads: vec![arr],
+                },
+                replay: Some(Replay::UpFromZero),
+                reversed: Some(Passive {
+                    tokens: quote!((0..#len).rev()),
+                    primary: false,
+                    reads: vec![arr],
+                }),
+                trips: None,
+            },
+            body,
+            ctx: self.ctx,
+        }));
     }
 
     pub(super) fn array_var(&mut self, e: &Expr) -> Option<VarId> {

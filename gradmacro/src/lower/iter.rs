@@ -291,6 +291,7 @@ impl Lowerer<'_> {
                 len,
                 elements: Vec::new(),
                 empty: false,
+                fill: None,
             },
         );
         self.bind(name, v);
@@ -345,6 +346,7 @@ impl Lowerer<'_> {
                 len: Some(n.clone()),
                 elements: Vec::new(),
                 empty: false,
+                fill: None,
             },
         );
         let (dst_name, src_name, k) = (
@@ -390,6 +392,7 @@ impl Lowerer<'_> {
                 len: None,
                 elements: Vec::new(),
                 empty: true,
+                fill: None,
             },
         );
         self.for_loop(ForLoop {

@@ -125,6 +125,19 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
                 self.visit_expr(a);
             }
         }
+        // syn leaves a macro's tokens unparsed: `vec![x; n]` reads `x`.
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if self.found || !m.path.is_ident("vec") {
+                return;
+            }
+            let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+            if let Ok((value, n)) = m.parse_body_with(super::vec_macros::repeat) {
+                self.visit_expr(&value);
+                self.visit_expr(&n);
+            } else if let Ok(items) = m.parse_body_with(list) {
+                items.iter().for_each(|e| self.visit_expr(e));
+            }
+        }
         // A nested item cannot see the function's locals.
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }

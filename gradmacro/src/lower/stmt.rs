@@ -147,7 +147,7 @@ impl Lowerer<'_> {
             return;
         }
         if let Some(a) = self.array_init(e) {
-            let kind = if a.elements.is_empty() {
+            let kind = if a.elements.is_empty() && a.fill.is_none() {
                 VarKind::Passive
             } else {
                 VarKind::Active
@@ -159,7 +159,7 @@ impl Lowerer<'_> {
             return;
         }
         if matches!(strip(e), syn::Expr::If(_) | syn::Expr::Block(_))
-            && rename::mentions_active(e, self)
+            && (rename::mentions_active(e, self) || holds_vec(e))
         {
             let ty = self.declared_type(ty, e);
             let v = self.declare_unbound(name, VarKind::Passive, name.span());
@@ -241,7 +241,9 @@ impl Lowerer<'_> {
             syn::Expr::Group(g) => self.assign_expr(target, &g.expr),
             // The cheap test first: an active target needs no walk of `e`
             // (which, for nested `if`s, would walk every level again).
-            syn::Expr::If(i) if self.is_active(target) || rename::mentions_active(e, self) => {
+            syn::Expr::If(i)
+                if self.is_active(target) || rename::mentions_active(e, self) || holds_vec(e) =>
+            {
                 self.if_(i, Some(target))
             }
             syn::Expr::Block(b) if b.label.is_none() => {
@@ -360,6 +362,39 @@ impl Lowerer<'_> {
                 return;
             }
         }
+        // Code kept as written cannot hold a macro: a block or an `if`
+        // holding a `vec![..]` is lowered statement by statement.
+        if matches!(strip(rhs), syn::Expr::If(_) | syn::Expr::Block(_)) && holds_vec(rhs) {
+            let Some(op) = op else {
+                self.assign_expr(v, rhs);
+                return;
+            };
+            let span = syn::spanned::Spanned::span(rhs);
+            let t = self.new_var("value", VarKind::Passive, span);
+            self.vars[t.0].ty = self.vars[v.0].ty.clone();
+            self.cur.push(Stmt::Declare(t));
+            self.assign_expr(t, rhs);
+            if self.is_active(t) {
+                self.promote_var(v);
+                return;
+            }
+            let name = &self.vars[t.0].ident;
+            let value = Passive {
+                tokens: quote::quote!(#name),
+                primary: true,
+                reads: vec![t],
+            };
+            let write = self.write_kind(v);
+            self.cur.push(Stmt::Assign(PassiveAssign {
+                id: StmtId::default(),
+                dst: v,
+                op: Some(op.to_token_stream()),
+                value,
+                write,
+                ctx: self.ctx,
+            }));
+            return;
+        }
         let Some(value) = self.passive(rhs) else {
             return;
         };
@@ -374,4 +409,18 @@ impl Lowerer<'_> {
             ctx: self.ctx,
         }));
     }
+}
+
+/// Whether `e` holds a `vec![..]` anywhere.
+fn holds_vec(e: &syn::Expr) -> bool {
+    struct Finder(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.0 |= m.path.is_ident("vec");
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
 }

@@ -70,7 +70,7 @@ fn parse(m: &syn::Macro) -> Option<VecBody> {
     Some(VecBody::List(items.into_iter().collect()))
 }
 
-fn repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
+pub(crate) fn repeat(input: syn::parse::ParseStream) -> syn::Result<(Expr, Expr)> {
     let value: Expr = input.parse()?;
     input.parse::<syn::Token![;]>()?;
     Ok((value, input.parse()?))
