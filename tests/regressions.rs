@@ -2673,6 +2673,7 @@ fn stores_record_what_is_read_backwards() {
 /// expression, one per iteration of a loop, one repeating an element of the
 /// array it replaces, and one re-created in a branch.
 #[differentiate(tangent)]
+#[allow(clippy::useless_vec)]
 fn repeated_values(p: &[f64]) -> f64 {
     let mut s = [p[0].sin(); 3];
     s[1] *= p[1];
@@ -2739,6 +2740,7 @@ fn arrays_repeating_a_differentiated_value() {
 /// Blocks and `if`s holding `vec![..]`, assigned (`=`, `+=`) to variables
 /// declared before them, with constant and differentiated values.
 #[differentiate]
+#[allow(clippy::useless_vec, clippy::needless_range_loop)]
 fn assigned_blocks_with_buffers(p: &[f64]) -> f64 {
     let mut c = 0.5;
     if p[0] > 0.0 {
