@@ -2810,3 +2810,67 @@ fn assigned_blocks_holding_buffers() {
         true,
     );
 }
+
+/// Maps one after another, and loops over a map.
+#[differentiate]
+fn chained_maps(p: &[f64]) -> f64 {
+    let a: f64 = p.iter().map(|v| v * 2.0).map(|d| d * d).sum();
+    let b: f64 = p
+        .iter()
+        .zip(&p[1..])
+        .map(|(u, w)| u - w)
+        .map(|d| d.sin())
+        .map(|e: f64| e * e)
+        .sum();
+    let c: Vec<f64> = p.iter().map(|&v| v + 0.5).map(|d| d.exp()).collect();
+    let mut s = 0.0;
+    for v in p.iter().map(|a| a * c[0]) {
+        if v > 1.0 {
+            continue;
+        }
+        s += v * v;
+    }
+    for d in p.iter().map(|v| v * 0.5).map(|t| t.exp()) {
+        s += d;
+    }
+    a + b + c[1] * s
+}
+
+fn chained_maps_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut a = k(0.0);
+    for v in p {
+        let d = *v * 2.0;
+        a = a + d * d;
+    }
+    let mut b = k(0.0);
+    for (u, w) in p.iter().zip(&p[1..]) {
+        let e = (*u - *w).sin();
+        b = b + e * e;
+    }
+    let c: Vec<Dual<4>> = p.iter().map(|v| (*v + 0.5).exp()).collect();
+    let mut s = k(0.0);
+    for a in p {
+        let v = *a * c[0];
+        if v.v > 1.0 {
+            continue;
+        }
+        s = s + v * v;
+    }
+    for v in p {
+        s = s + (*v * 0.5).exp();
+    }
+    a + b + c[1] * s
+}
+
+#[test]
+fn maps_one_after_another_and_loops_over_a_map() {
+    check_against_duals(
+        "chained_maps",
+        &|p| chained_maps(p),
+        &|p| chained_maps_grad(p),
+        &|p, d| chained_maps_adjoint(p, d),
+        &|p| chained_maps_dual(p),
+        false,
+    );
+}

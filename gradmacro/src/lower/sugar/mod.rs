@@ -18,7 +18,9 @@
 //! - after `let v = &x[a..b];` (`&x[a..]`, `&x[..b]`, `&x[..]`, `&x`,
 //!   `x.split_at(k)`), `v[i]` reads `x[a + i]`, `v.len()` is `b - a`,
 //!   `&v[c..d]` is `&x[a + c..a + d]` and `v` elsewhere `&x[a..b]`, while
-//!   nothing they name is bound or assigned again.
+//!   nothing they name is bound or assigned again;
+//! - `r.map(f).map(g)` becomes one map, and `for v in r.map(f)` a loop over
+//!   `r` (`maps.rs`).
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -30,6 +32,7 @@ use super::{collect_expr_idents, rename, strip};
 
 mod chunks;
 mod iter_mut;
+mod maps;
 mod tuples;
 mod views;
 
@@ -141,7 +144,16 @@ impl VisitMut for Sugar {
             self.loops += 1;
             *e = indexed;
         }
+        while let Some(plain) = match e {
+            Expr::ForLoop(f) => maps::looped(f),
+            _ => None,
+        } {
+            *e = plain;
+        }
         syn::visit_mut::visit_expr_mut(self, e);
+        while let Some(one) = maps::fused(e) {
+            *e = one;
+        }
         if let Expr::Macro(m) = e {
             in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
             return;

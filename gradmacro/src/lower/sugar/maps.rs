@@ -1,0 +1,79 @@
+//! Maps written one after another, or looped over, as the one map or the
+//! plain loop they stand for:
+//!
+//! - `r.map(|a| e).map(|d| g)` becomes `r.map(|a| { let d = e; g })`, so
+//!   the chain has the one map its lowering reads;
+//! - `for v in r.map(|a| e) { .. }` becomes `for a in r { let v = e; .. }`.
+//!
+//! A closure whose body holds `return` is left alone: moved into a block,
+//! the `return` would leave the other closure, or the function.
+
+use quote::ToTokens;
+use syn::{Expr, ExprClosure, Pat};
+
+/// `r.map(|a| e).map(|d| g)` as one map, `None` if `e` is not that.
+pub(super) fn fused(e: &Expr) -> Option<Expr> {
+    let (outer, second) = map_of(e)?;
+    let (inner, first) = map_of(&outer.receiver)?;
+    let binding = binding(second)?;
+    let (param, body, tail) = (&first.inputs[0], &first.body, &second.body);
+    let receiver = &inner.receiver;
+    Some(syn::parse_quote!(#receiver.map(|#param| { let #binding = #body; #tail })))
+}
+
+/// `for v in r.map(|a| e) { .. }` as a loop over `r`, `None` if `f` is not
+/// that.
+pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Expr> {
+    let (map, closure) = map_of(&f.expr)?;
+    let binding = binding_pat(&f.pat)?;
+    // A loop's pattern has no type: `|a: &f64|` binds `a`.
+    let param = match &closure.inputs[0] {
+        Pat::Type(t) => &*t.pat,
+        p => p,
+    };
+    let (value, receiver) = (&closure.body, &map.receiver);
+    let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
+    Some(
+        syn::parse_quote!(#(#attrs)* #label for #param in #receiver { let #binding = #value; #(#body)* }),
+    )
+}
+
+/// `r.map(|p| body)` with a closure of one parameter and no `return`.
+fn map_of(e: &Expr) -> Option<(&syn::ExprMethodCall, &ExprClosure)> {
+    let Expr::MethodCall(m) = super::strip(e) else {
+        return None;
+    };
+    if m.method != "map" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = super::strip(&m.args[0]) else {
+        return None;
+    };
+    let plain = c.inputs.len() == 1 && c.asyncness.is_none() && c.capture.is_none();
+    (plain && !holds_return(&c.body)).then_some((m, c))
+}
+
+/// The parameter of a closure as a `let` pattern: a name, typed or not.
+fn binding(c: &ExprClosure) -> Option<&Pat> {
+    binding_pat(&c.inputs[0])
+}
+
+fn binding_pat(p: &Pat) -> Option<&Pat> {
+    match p {
+        Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => Some(p),
+        Pat::Type(t) if matches!(&*t.pat, Pat::Ident(_)) => Some(p),
+        _ => None,
+    }
+}
+
+fn holds_return(e: &Expr) -> bool {
+    e.to_token_stream().into_iter().any(|t| holds(&t))
+}
+
+fn holds(t: &proc_macro2::TokenTree) -> bool {
+    match t {
+        proc_macro2::TokenTree::Ident(i) => i == "return",
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| holds(&t)),
+        _ => false,
+    }
+}
