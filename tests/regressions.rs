@@ -2874,3 +2874,50 @@ fn maps_one_after_another_and_loops_over_a_map() {
         false,
     );
 }
+
+/// A map of a function named by a path (`f64::exp`, a local closure), a
+/// local closure over slices, and arrays destructured by `let [a, b] = ..`.
+#[differentiate]
+fn paths_closures_and_array_patterns(p: &[f64]) -> f64 {
+    let sq = |v: f64| v * v;
+    let a: f64 = p.iter().copied().map(f64::exp).sum();
+    let b: f64 = p.iter().copied().map(sq).map(f64::sin).sum();
+    let dot = |u: &[f64], w: &[f64]| -> f64 { u.iter().zip(w).map(|(s, t)| s * t).sum() };
+    let c = dot(p, &p[1..]);
+    let pair = [p[0] * p[1], p[2].sin()];
+    let [mut e, f] = pair;
+    e += f;
+    let [g, h] = [f, e];
+    let [h, g] = [g, h];
+    a + b * c + e * f + g / (1.5 + h * h)
+}
+
+fn paths_closures_and_array_patterns_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut a = k(0.0);
+    let mut b = k(0.0);
+    for v in p {
+        a = a + v.exp();
+        b = b + (*v * *v).sin();
+    }
+    let mut c = k(0.0);
+    for (s, t) in p.iter().zip(&p[1..]) {
+        c = c + *s * *t;
+    }
+    let f = p[2].sin();
+    let e = p[0] * p[1] + f;
+    let (g, h) = (e, f);
+    a + b * c + e * f + g / (h * h + 1.5)
+}
+
+#[test]
+fn maps_of_paths_closures_over_slices_and_array_patterns() {
+    check_against_duals(
+        "paths_closures_and_array_patterns",
+        &|p| paths_closures_and_array_patterns(p),
+        &|p| paths_closures_and_array_patterns_grad(p),
+        &|p, d| paths_closures_and_array_patterns_adjoint(p, d),
+        &|p| paths_closures_and_array_patterns_dual(p),
+        false,
+    );
+}

@@ -133,6 +133,9 @@ impl Lowerer<'_> {
         if !super::rename::mentions_active(e, self) {
             return self.constant_array(name, ty, e);
         }
+        // `let a: &[f64] = x;` (a closure's parameter written out at its
+        // call) becomes an owned copy: the reference type is not its type.
+        let ty = ty.filter(|t| !matches!(t, syn::Type::Reference(_)));
         let src = match strip(e) {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
             other => other,

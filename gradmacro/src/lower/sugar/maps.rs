@@ -3,7 +3,8 @@
 //!
 //! - `r.map(|a| e).map(|d| g)` becomes `r.map(|a| { let d = e; g })`, so
 //!   the chain has the one map its lowering reads;
-//! - `for v in r.map(|a| e) { .. }` becomes `for a in r { let v = e; .. }`.
+//! - `for v in r.map(|a| e) { .. }` becomes `for a in r { let v = e; .. }`;
+//! - `r.map(f64::exp)` becomes `r.map(|item| f64::exp(item))`.
 //!
 //! A closure whose body holds `return` is left alone: moved into a block,
 //! the `return` would leave the other closure, or the function.
@@ -36,6 +37,28 @@ pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Expr> {
     Some(
         syn::parse_quote!(#(#attrs)* #label for #param in #receiver { let #binding = #value; #(#body)* }),
     )
+}
+
+/// `r.map(f)` of a function named by a path as a map of a closure calling
+/// it, `None` if `e` is not that.
+pub(super) fn called(e: &Expr) -> Option<Expr> {
+    let Expr::MethodCall(m) = e else {
+        return None;
+    };
+    if m.method != "map" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Path(f) = super::strip(&m.args[0]) else {
+        return None;
+    };
+    let named = |s: &str| f.path.segments.iter().any(|seg| seg.ident == s);
+    let item = syn::Ident::new(
+        if named("item") { "__gm_item" } else { "item" },
+        proc_macro2::Span::call_site(),
+    );
+    let mut m = m.clone();
+    m.args[0] = syn::parse_quote!(|#item| #f(#item));
+    Some(Expr::MethodCall(m))
 }
 
 /// `r.map(|p| body)` with a closure of one parameter and no `return`.

@@ -19,8 +19,8 @@
 //!   `x.split_at(k)`), `v[i]` reads `x[a + i]`, `v.len()` is `b - a`,
 //!   `&v[c..d]` is `&x[a + c..a + d]` and `v` elsewhere `&x[a..b]`, while
 //!   nothing they name is bound or assigned again;
-//! - `r.map(f).map(g)` becomes one map, and `for v in r.map(f)` a loop over
-//!   `r` (`maps.rs`).
+//! - `r.map(f).map(g)` becomes one map, `for v in r.map(f)` a loop over
+//!   `r`, and `r.map(f64::exp)` a map of a closure (`maps.rs`).
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -144,6 +144,9 @@ impl VisitMut for Sugar {
             self.loops += 1;
             *e = indexed;
         }
+        if let Some(closure) = maps::called(e) {
+            *e = closure;
+        }
         while let Some(plain) = match e {
             Expr::ForLoop(f) => maps::looped(f),
             _ => None,
@@ -192,7 +195,14 @@ impl VisitMut for Sugar {
             .zip(&c.args)
             .map(|(p, a)| quote!(let #p = #a;));
         let body = &closure.body;
-        *e = syn::parse_quote!({ #(#lets)* #body });
+        let mut block: syn::Block = syn::parse_quote!({ #(#lets)* #body });
+        // Its parameters are `let`s now: `let w: &[f64] = &x[1..];` is a view.
+        block.stmts = views(std::mem::take(&mut block.stmts));
+        *e = Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block,
+        });
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

@@ -83,14 +83,86 @@ impl VisitMut for RenameApart<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
-/// `let (a, b) = (e0, e1);` (or `x.sin_cos()`) as one `let` per name.
+/// `let (a, b) = (e0, e1);` (or `x.sin_cos()`), `let [a, b] = [e0, e1];`
+/// and `let [a, b] = x;` (`*x`) as one `let` per name.
 pub(super) fn tuple_lets(l: &syn::Local) -> Option<Vec<Stmt>> {
     let (pat, ty) = match &l.pat {
         Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
         p => (p, None),
     };
-    let Pat::Tuple(t) = pat else { return None };
     let init = super::strip(&l.init.as_ref()?.expr);
+    let (elems, values, tys): (Vec<&Pat>, Vec<Expr>, Vec<Option<&syn::Type>>) = match pat {
+        Pat::Tuple(t) => {
+            let values = tuple_values(init)?;
+            let tys = match ty {
+                Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(Some).collect(),
+                _ => vec![None; t.elems.len()],
+            };
+            (t.elems.iter().collect(), values, tys)
+        }
+        Pat::Slice(sl) => {
+            let elems: Vec<&Pat> = sl.elems.iter().collect();
+            if elems.iter().any(|p| matches!(p, Pat::Rest(_))) {
+                return None;
+            }
+            let values: Vec<Expr> = match init {
+                Expr::Array(a) => a.elems.iter().cloned().collect(),
+                _ => {
+                    let arr = match init {
+                        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                            super::strip(&u.expr)
+                        }
+                        e => e,
+                    };
+                    let Expr::Path(p) = arr else { return None };
+                    p.path.get_ident()?;
+                    (0..elems.len())
+                        .map(|k| {
+                            let k = proc_macro2::Literal::usize_unsuffixed(k);
+                            syn::parse_quote!(#p[#k])
+                        })
+                        .collect()
+                }
+            };
+            let n = elems.len();
+            (elems, values, vec![None; n])
+        }
+        _ => return None,
+    };
+    if values.len() != elems.len() || tys.len() != elems.len() {
+        return None;
+    }
+    let mut bound = HashSet::new();
+    pat_names(pat, &mut bound);
+    let reads_bound = values.iter().any(|v| {
+        let mut found = HashSet::new();
+        super::collect_expr_idents(v, &mut found);
+        !found.is_disjoint(&bound)
+    });
+    let mut lets: Vec<Stmt> = Vec::new();
+    let temps: Vec<syn::Ident> = (0..elems.len())
+        .map(|k| format_ident!("__gm_tuple_{}", k))
+        .collect();
+    for (k, ((p, v), ty)) in elems.iter().zip(&values).zip(&tys).enumerate() {
+        let ty = ty.map(|t| quote!(: #t));
+        if reads_bound {
+            let tmp = &temps[k];
+            lets.push(syn::parse_quote!(let #tmp #ty = #v;));
+        } else {
+            lets.push(syn::parse_quote!(let #p #ty = #v;));
+        }
+    }
+    if reads_bound {
+        for (p, tmp) in elems.iter().zip(&temps) {
+            lets.push(syn::parse_quote!(let #p = #tmp;));
+        }
+    }
+    Some(lets)
+}
+
+/// The values of a tuple expression; `x.sin_cos()` and `x.split_at(k)`
+/// (`split_at_mut`) are the tuples std defines them as.
+fn tuple_values(init: &Expr) -> Option<Vec<Expr>> {
     let sin_cos: Option<Expr> = match init {
         Expr::MethodCall(m) if m.method == "sin_cos" && m.args.is_empty() => {
             let r = &m.receiver;
@@ -108,40 +180,8 @@ pub(super) fn tuple_lets(l: &syn::Local) -> Option<Vec<Stmt>> {
         }
         _ => None,
     };
-    let Expr::Tuple(values) = sin_cos.as_ref().unwrap_or(init) else {
-        return None;
-    };
-    let tys: Vec<Option<&syn::Type>> = match ty {
-        Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(Some).collect(),
-        _ => vec![None; t.elems.len()],
-    };
-    if values.elems.len() != t.elems.len() || tys.len() != t.elems.len() {
-        return None;
+    match sin_cos.as_ref().unwrap_or(init) {
+        Expr::Tuple(values) => Some(values.elems.iter().cloned().collect()),
+        _ => None,
     }
-    let mut bound = HashSet::new();
-    pat_names(pat, &mut bound);
-    let reads_bound = values.elems.iter().any(|v| {
-        let mut found = HashSet::new();
-        super::collect_expr_idents(v, &mut found);
-        !found.is_disjoint(&bound)
-    });
-    let mut lets: Vec<Stmt> = Vec::new();
-    let temps: Vec<syn::Ident> = (0..t.elems.len())
-        .map(|k| format_ident!("__gm_tuple_{}", k))
-        .collect();
-    for (k, ((p, v), ty)) in t.elems.iter().zip(&values.elems).zip(&tys).enumerate() {
-        let ty = ty.map(|t| quote!(: #t));
-        if reads_bound {
-            let tmp = &temps[k];
-            lets.push(syn::parse_quote!(let #tmp #ty = #v;));
-        } else {
-            lets.push(syn::parse_quote!(let #p #ty = #v;));
-        }
-    }
-    if reads_bound {
-        for (p, tmp) in t.elems.iter().zip(&temps) {
-            lets.push(syn::parse_quote!(let #p = #tmp;));
-        }
-    }
-    Some(lets)
 }

@@ -109,7 +109,16 @@ impl<'ast> syn::visit::Visit<'ast> for Rebound<'_> {
 
 fn view_of(st: &Stmt) -> Option<View> {
     let Stmt::Local(l) = st else { return None };
-    let Pat::Ident(p) = &l.pat else { return None };
+    let p = match &l.pat {
+        Pat::Ident(p) => p,
+        // `let w: &[f64] = &x[1..];`, a closure's parameter written out at
+        // its call: the view replaces the name, annotation and all.
+        Pat::Type(t) if matches!(&*t.ty, syn::Type::Reference(r) if r.mutability.is_none()) => {
+            let Pat::Ident(p) = &*t.pat else { return None };
+            p
+        }
+        _ => return None,
+    };
     if p.mutability.is_some() || p.by_ref.is_some() {
         return None;
     }
