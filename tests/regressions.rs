@@ -2921,3 +2921,36 @@ fn maps_of_paths_closures_over_slices_and_array_patterns() {
         false,
     );
 }
+
+/// The first and the last element read through `Option`: `*x.last().unwrap()`,
+/// `.first().copied().unwrap()`, `.last().cloned().expect(..)`.
+#[differentiate]
+fn ends_of_arrays(p: &[f64]) -> f64 {
+    let v: Vec<f64> = p.iter().map(|a| a.sin()).collect();
+    let mut s = *p.last().unwrap() * p[0] + p.first().copied().unwrap();
+    if *v.first().unwrap() > 0.0 {
+        s += v.last().cloned().expect("four values") * *v.first().unwrap();
+    }
+    s
+}
+
+fn ends_of_arrays_dual(p: &[Dual<4>]) -> Dual<4> {
+    let v: Vec<Dual<4>> = p.iter().map(|a| a.sin()).collect();
+    let mut s = p[3] * p[0] + p[0];
+    if v[0].v > 0.0 {
+        s = s + v[3] * v[0];
+    }
+    s
+}
+
+#[test]
+fn first_and_last_elements() {
+    check_against_duals(
+        "ends_of_arrays",
+        &|p| ends_of_arrays(p),
+        &|p| ends_of_arrays_grad(p),
+        &|p, d| ends_of_arrays_adjoint(p, d),
+        &|p| ends_of_arrays_dual(p),
+        true,
+    );
+}

@@ -109,6 +109,10 @@ pub(crate) fn adaptor_message(culprit: &syn::Ident) -> String {
              maximum as `.copied().fold(f64::NEG_INFINITY, f64::max)` (the minimum with \
              `f64::INFINITY, f64::min`), whose derivative goes to the element chosen"
         ),
+        "last" => "`.last()` gives a reference to the last element, in an `Option`: read it by \
+             value, `*x.last().unwrap()` or `x.last().copied().unwrap()`, or index it \
+             (`x[x.len() - 1]`)"
+            .to_string(),
         "chain" => "`.chain(..)` is supported right in a `for` loop (`for v in a.iter().chain(b)`, \
              also followed by `.copied()`) and before `.sum()`, `.product()`, `.fold(..)` or \
              `.map(..).sum()`; other adaptors after it (`enumerate`, `zip`, `skip`, ...) are not: \

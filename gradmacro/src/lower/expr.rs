@@ -308,6 +308,18 @@ impl Lowerer<'_> {
                         .to_string()
                 }
                 _ if super::array::changes_in_place(&name) => super::array::mutating_message(&name),
+                "unwrap" | "expect" if reads_an_end(&m.receiver) => {
+                    let call = if name == "unwrap" {
+                        "unwrap()"
+                    } else {
+                        "expect(..)"
+                    };
+                    format!(
+                        "`.{call}` here gives a reference to the element: read it by value, \
+                         `*x.first().{call}`, `x.first().copied().{call}`, or index it \
+                         (`x[0]`, `x[x.len() - 1]`)"
+                    )
+                }
                 _ => format!(
                     "`{name}` is not a differentiable float method; supported: {}",
                     supported_methods()
@@ -442,4 +454,9 @@ fn supported_methods() -> String {
         .filter_map(|p| p.method())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `x.first()`, `x.last()` or `x.get(i)`: an `Option` of a reference.
+fn reads_an_end(e: &Expr) -> bool {
+    matches!(super::strip(e), Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "first" | "last" | "get"))
 }

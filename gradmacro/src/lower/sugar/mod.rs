@@ -20,7 +20,9 @@
 //!   `&v[c..d]` is `&x[a + c..a + d]` and `v` elsewhere `&x[a..b]`, while
 //!   nothing they name is bound or assigned again;
 //! - `r.map(f).map(g)` becomes one map, `for v in r.map(f)` a loop over
-//!   `r`, and `r.map(f64::exp)` a map of a closure (`maps.rs`).
+//!   `r`, and `r.map(f64::exp)` a map of a closure (`maps.rs`);
+//! - `*x.last().unwrap()` is `x[x.len() - 1]`, `*x.first().unwrap()` is
+//!   `x[0]` (`ends.rs`).
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -31,6 +33,7 @@ use syn::{Expr, Pat, Stmt};
 use super::{collect_expr_idents, rename, strip};
 
 mod chunks;
+mod ends;
 mod iter_mut;
 mod maps;
 mod tuples;
@@ -146,6 +149,9 @@ impl VisitMut for Sugar {
         }
         if let Some(closure) = maps::called(e) {
             *e = closure;
+        }
+        if let Some(element) = ends::end_element(e) {
+            *e = element;
         }
         while let Some(plain) = match e {
             Expr::ForLoop(f) => maps::looped(f),
