@@ -286,14 +286,8 @@ impl<'a> Lowerer<'a> {
     /// made by repeating an active value.
     fn fill_loop(&mut self, arr: VarId, value: Operand, span: proc_macro2::Span) {
         let site = self.next_site();
-        let ctx = Ctx {
-            nested: true,
-            loop_depth: self.ctx.loop_depth + 1,
-        };
-        let before = self.assigned.clone();
-        self.enter_loop();
         let mut binding = None;
-        let (body, _) = self.construct_block(ctx, |l| {
+        let body = self.in_loop_body(|l| {
             let k = l.new_var("k", VarKind::Passive, span);
             l.assigned[k.0] = super::Assigned::Yes;
             binding = Some(k);
@@ -311,7 +305,6 @@ impl<'a> Lowerer<'a> {
                 ctx: l.ctx,
             }));
         });
-        self.leave_loop(before);
         let name = &self.vars[arr.0].ident;
         let len = quote!(#name.len());
         self.cur.push(Stmt::Loop(Loop {

@@ -132,15 +132,9 @@ impl Lowerer<'_> {
             (true, false) => None,
         };
         let site = self.next_site();
-        let ctx = Ctx {
-            nested: true,
-            loop_depth: self.ctx.loop_depth + 1,
-        };
-        let before = self.assigned.clone();
-        self.enter_loop();
         let mut binding = None;
         let item = chain.item;
-        let (body, _) = self.construct_block(ctx, |l| {
+        let body = self.in_loop_body(|l| {
             // The position is the loop's binding: the user's name for it
             // when `enumerate` counts the positions themselves.
             let counted = match (&item, f.pat) {
@@ -169,7 +163,6 @@ impl Lowerer<'_> {
                 l.loop_body_stmts(f.body);
             }
         });
-        self.leave_loop(before);
         self.cur.push(Stmt::Loop(Loop {
             id: StmtId::default(),
             site,

@@ -36,21 +36,28 @@ impl Lowerer<'_> {
         if let Some(label) = label {
             self.cx.error(label, "labelled loops are not supported: use a `bool` flag, or move the inner loop into its own `#[differentiate]` function");
         }
+        let mut bound = None;
+        let block = self.in_loop_body(|l| {
+            if let Some(pat) = binding {
+                bound = l.loop_binding(pat);
+            }
+            l.loop_body_stmts(body)
+        });
+        (block, bound)
+    }
+
+    /// A loop's body, built by `f` in the loop's context; a variable it
+    /// assigns may be unassigned after the loop (see `leave_loop`).
+    pub(crate) fn in_loop_body(&mut self, f: impl FnOnce(&mut Self)) -> Block {
         let ctx = Ctx {
             nested: true,
             loop_depth: self.ctx.loop_depth + 1,
         };
         let before = self.assigned.clone();
         self.enter_loop();
-        let mut bound = None;
-        let (block, _) = self.construct_block(ctx, |l| {
-            if let Some(pat) = binding {
-                bound = l.loop_binding(pat);
-            }
-            l.loop_body_stmts(body)
-        });
+        let (block, _) = self.construct_block(ctx, f);
         self.leave_loop(before);
-        (block, bound)
+        block
     }
 
     /// Lowers a loop's body into the current (loop) block.
