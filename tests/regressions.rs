@@ -2954,3 +2954,61 @@ fn first_and_last_elements() {
         true,
     );
 }
+
+/// Filters over pairs (`enumerate`, `zip`) before a map and a reduction, the
+/// patterns `(i, _)`, `&(i, v)`, `(a, b)` with `**a`, and `(i, &v)`.
+#[differentiate]
+fn filtered_pairs(p: &[f64]) -> f64 {
+    let q: Vec<f64> = p.iter().map(|v| v * 0.5 + 0.13).collect();
+    let even: f64 = p
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, v)| v * v)
+        .sum();
+    let above: f64 = p
+        .iter()
+        .zip(&q)
+        .filter(|(a, b)| **a > **b)
+        .map(|(a, b)| a - b)
+        .sum();
+    let prod: f64 = q
+        .iter()
+        .enumerate()
+        .filter(|&(i, v)| i > 0 && *v < 0.6)
+        .map(|(i, &v)| v * i as f64)
+        .product();
+    even * above + prod
+}
+
+fn filtered_pairs_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let q: Vec<Dual<4>> = p.iter().map(|v| *v * 0.5 + 0.13).collect();
+    let mut even = k(-0.0);
+    let mut above = k(-0.0);
+    let mut prod = k(1.0);
+    for i in 0..p.len() {
+        if i % 2 == 0 {
+            even = even + p[i] * p[i];
+        }
+        if p[i].v > q[i].v {
+            above = above + (p[i] - q[i]);
+        }
+        if i > 0 && q[i].v < 0.6 {
+            prod = prod * (q[i] * i as f64);
+        }
+    }
+    even * above + prod
+}
+
+#[test]
+fn filters_over_pairs() {
+    check_against_duals(
+        "filtered_pairs",
+        &|p| filtered_pairs(p),
+        &|p| filtered_pairs_grad(p),
+        &|p, d| filtered_pairs_adjoint(p, d),
+        &|p| filtered_pairs_dual(p),
+        true,
+    );
+}

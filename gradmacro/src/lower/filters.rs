@@ -39,7 +39,11 @@ enum Failing {
 /// `chain.filter(|v| pred)` (or `take_while`) as the chain, the predicate on
 /// the item `item` (the closure's parameter is `&item`), and what failing it
 /// does.
-fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr, Failing)> {
+fn filter<'e>(
+    e: &'e Expr,
+    item: &syn::Ident,
+    pair: Option<&[syn::Ident; 2]>,
+) -> Option<(&'e Expr, Expr, Failing)> {
     let Expr::MethodCall(m) = super::strip(e) else {
         return None;
     };
@@ -57,6 +61,11 @@ fn filter<'e>(e: &'e Expr, item: &syn::Ident) -> Option<(&'e Expr, Expr, Failing
     let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
+    if let Some(pair) = pair {
+        let mut pred = (*c.body).clone();
+        substitute_pair(pat, pair, &mut pred)?;
+        return Some((&m.receiver, pred, failing));
+    }
     // What the parameter's name stands for, and whether `*name` is `item`.
     let (name, value, strip_deref): (&syn::Ident, Expr, bool) = match pat {
         Pat::Ident(p) => (&p.ident, syn::parse_quote!(#item), true),
@@ -119,13 +128,29 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
     let item = syn::Ident::new(ITEM, r.method.span());
     let (chain, pred, failing, body) = match super::strip(&r.receiver) {
         Expr::MethodCall(m) if m.method == "map" && m.args.len() == 1 => {
-            let (chain, pred, failing) = filter(&m.receiver, &item)?;
             let Expr::Closure(c) = super::strip(&m.args[0]) else {
                 return None;
             };
             let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
                 return None;
             };
+            // Pairs (`enumerate`, `zip`): the loop binds both, by fresh names.
+            if pair_pattern(pat).is_some() {
+                let pair = [0u32, 1].map(|k| quote::format_ident!("{}_{}", ITEM, k));
+                let (chain, pred, failing) = filter(&m.receiver, &item, Some(&pair))?;
+                let mut body = (*c.body).clone();
+                substitute_pair(pat, &pair, &mut body)?;
+                let [a, b] = &pair;
+                return Some(reduction(
+                    (ty, acc, zero, op),
+                    quote::quote!((#a, #b)),
+                    chain,
+                    pred,
+                    failing,
+                    body,
+                ));
+            }
+            let (chain, pred, failing) = filter(&m.receiver, &item, None)?;
             // The closure's parameter is the item: its name read as the
             // item itself (`|v|`), or as what it points to (`|&v|`).
             let mut body = (*c.body).clone();
@@ -150,25 +175,84 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
             (chain, pred, failing, body)
         }
         other => {
-            let (chain, pred, failing) = filter(other, &item)?;
+            let (chain, pred, failing) = filter(other, &item, None)?;
             let body: Expr = syn::parse_quote!(#item);
             (chain, pred, failing, body)
         }
     };
+    Some(reduction(
+        (ty, acc, zero, op),
+        quote::quote!(#item),
+        chain,
+        pred,
+        failing,
+        body,
+    ))
+}
+
+/// `let mut acc = zero; for pat in chain { if pred { acc op body; } }`.
+fn reduction(
+    (ty, acc, zero, op): (&TokenStream, &syn::Ident, TokenStream, &str),
+    pat: TokenStream,
+    chain: &Expr,
+    pred: Expr,
+    failing: Failing,
+    body: Expr,
+) -> Vec<Stmt> {
     // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
     let add = crate::generic::update(ty, quote::quote!(#acc), op, quote::quote!(#body));
     let stop = match failing {
         Failing::Skipped => quote::quote!(),
         Failing::Ends => quote::quote!(else { break; }),
     };
-    Some(vec![
+    vec![
         syn::parse_quote!(let mut #acc: #ty = #zero;),
-        syn::parse_quote!(for #item in #chain {
+        syn::parse_quote!(for #pat in #chain {
             if #pred {
                 #add
             } #stop
         }),
-    ])
+    ]
+}
+
+/// The two element patterns of a pair's pattern, `(a, b)` or `&(a, b)`.
+fn pair_pattern(pat: &Pat) -> Option<[&Pat; 2]> {
+    let pat = match pat {
+        Pat::Reference(r) => &*r.pat,
+        p => p,
+    };
+    let Pat::Tuple(t) = pat else { return None };
+    let [a, b] = &t.elems.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    Some([*a, *b])
+}
+
+/// `e` with the names `pat` binds in a pair read as the loop's bindings
+/// `pair`: `name` and `*name` (through the reference a closure over `&item`
+/// sees) are the binding, `&name` in the pattern (`|(i, &v)|`) is `*binding`.
+/// `None` for a pattern other than names, `_` and `&name`.
+fn substitute_pair(pat: &Pat, pair: &[syn::Ident; 2], e: &mut Expr) -> Option<()> {
+    for (p, binding) in pair_pattern(pat)?.into_iter().zip(pair) {
+        let (name, value): (&syn::Ident, Expr) = match p {
+            Pat::Ident(i) if i.by_ref.is_none() && i.subpat.is_none() => {
+                (&i.ident, syn::parse_quote!(#binding))
+            }
+            Pat::Reference(r) => match &*r.pat {
+                Pat::Ident(i) => (&i.ident, syn::parse_quote!((*#binding))),
+                _ => return None,
+            },
+            Pat::Wild(_) => continue,
+            _ => return None,
+        };
+        Substitute {
+            name,
+            value: &value,
+            strip_deref: true,
+        }
+        .visit_expr_mut(e);
+    }
+    Some(())
 }
 
 /// Takes the filtered reductions out of one statement (not out of its
@@ -291,14 +375,14 @@ impl VisitMut for Filters<'_> {
         syn::visit_mut::visit_expr_for_loop_mut(self, f);
         // `for _ in ..` still needs a name for the predicate to read.
         let item = syn::Ident::new(ITEM, proc_macro2::Span::call_site());
-        if matches!(&*f.pat, Pat::Wild(_)) && filter(&f.expr, &item).is_some() {
+        if matches!(&*f.pat, Pat::Wild(_)) && filter(&f.expr, &item, None).is_some() {
             *f.pat = syn::parse_quote!(#item);
         }
         let Pat::Ident(p) = &*f.pat else { return };
         if p.by_ref.is_some() || p.subpat.is_some() {
             return;
         }
-        let Some((chain, pred, failing)) = filter(&f.expr, &p.ident) else {
+        let Some((chain, pred, failing)) = filter(&f.expr, &p.ident, None) else {
             return;
         };
         let (chain, body) = (chain.clone(), &f.body);
