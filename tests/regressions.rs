@@ -3012,3 +3012,53 @@ fn filters_over_pairs() {
         true,
     );
 }
+
+/// A map before a filter (or `take_while`) in a reduction: the filter tests
+/// the mapped values.
+#[differentiate]
+fn mapped_then_filtered(p: &[f64]) -> f64 {
+    let a: f64 = p.iter().map(|v| v * 2.0 - 0.3).filter(|d| *d > 0.0).sum();
+    let b: f64 = p
+        .iter()
+        .map(|&v| v.sin())
+        .filter(|d| *d < 0.5)
+        .map(|d| d * d)
+        .sum();
+    let c: f64 = p.iter().map(|v| v * a).take_while(|d| *d < 3.0).product();
+    a * b + c
+}
+
+fn mapped_then_filtered_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let (mut a, mut b, mut c) = (k(-0.0), k(-0.0), k(1.0));
+    for v in p {
+        let d = *v * 2.0 - 0.3;
+        if d.v > 0.0 {
+            a = a + d;
+        }
+        let s = v.sin();
+        if s.v < 0.5 {
+            b = b + s * s;
+        }
+    }
+    for v in p {
+        let d = *v * a;
+        if d.v >= 3.0 {
+            break;
+        }
+        c = c * d;
+    }
+    a * b + c
+}
+
+#[test]
+fn maps_before_filters() {
+    check_against_duals(
+        "mapped_then_filtered",
+        &|p| mapped_then_filtered(p),
+        &|p| mapped_then_filtered_grad(p),
+        &|p, d| mapped_then_filtered_adjoint(p, d),
+        &|p| mapped_then_filtered_dual(p),
+        true,
+    );
+}

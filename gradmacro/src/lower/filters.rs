@@ -190,7 +190,8 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
     ))
 }
 
-/// `let mut acc = zero; for pat in chain { if pred { acc op body; } }`.
+/// `let mut acc = zero; for pat in chain { if pred { acc op body; } }`,
+/// the item first made by a map before the filter if `chain` ends in one.
 fn reduction(
     (ty, acc, zero, op): (&TokenStream, &syn::Ident, TokenStream, &str),
     pat: TokenStream,
@@ -199,6 +200,13 @@ fn reduction(
     failing: Failing,
     body: Expr,
 ) -> Vec<Stmt> {
+    // Over pairs the item is two names, which a map before the filter
+    // cannot make.
+    let single = syn::parse2::<syn::Ident>(pat.clone()).is_ok();
+    let (chain, pat, made) = match mapped(chain, &pat).filter(|_| single) {
+        Some((source, src, made)) => (source, quote::quote!(#src), Some(made)),
+        None => (chain, pat, None),
+    };
     // `acc += v` (`acc = acc + (v)` for a generic `T`, which has no `+=`).
     let add = crate::generic::update(ty, quote::quote!(#acc), op, quote::quote!(#body));
     let stop = match failing {
@@ -208,11 +216,50 @@ fn reduction(
     vec![
         syn::parse_quote!(let mut #acc: #ty = #zero;),
         syn::parse_quote!(for #pat in #chain {
+            #made
             if #pred {
                 #add
             } #stop
         }),
     ]
+}
+
+/// `source.map(|v| e)` before a filter whose item is `item`: the source, the
+/// name the loop binds its elements to, and `let item = e;` reading them.
+fn mapped<'e>(chain: &'e Expr, item: &TokenStream) -> Option<(&'e Expr, syn::Ident, Stmt)> {
+    let Expr::MethodCall(m) = super::strip(chain) else {
+        return None;
+    };
+    if m.method != "map" || m.args.len() != 1 {
+        return None;
+    }
+    let Expr::Closure(c) = super::strip(&m.args[0]) else {
+        return None;
+    };
+    let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let src = quote::format_ident!("{}_src", ITEM);
+    let (name, value): (&syn::Ident, Expr) = match pat {
+        Pat::Ident(p) => (&p.ident, syn::parse_quote!(#src)),
+        Pat::Type(t) => match &*t.pat {
+            Pat::Ident(p) => (&p.ident, syn::parse_quote!(#src)),
+            _ => return None,
+        },
+        Pat::Reference(r) => match &*r.pat {
+            Pat::Ident(p) => (&p.ident, syn::parse_quote!((*#src))),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut e = (*c.body).clone();
+    Substitute {
+        name,
+        value: &value,
+        strip_deref: false,
+    }
+    .visit_expr_mut(&mut e);
+    Some((&m.receiver, src, syn::parse_quote!(let #item = #e;)))
 }
 
 /// The two element patterns of a pair's pattern, `(a, b)` or `&(a, b)`.
