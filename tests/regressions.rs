@@ -3062,3 +3062,40 @@ fn maps_before_filters() {
         true,
     );
 }
+
+/// Maps and loops over a map whose closures reuse one name (`|v| .. |v|`).
+#[differentiate]
+fn maps_reusing_a_name(p: &[f64]) -> f64 {
+    let a: f64 = p.iter().map(|v| v * 2.0).map(|v| v.sin()).sum();
+    let mut s = 0.0;
+    for v in p.iter().map(|v| v * a) {
+        s += v * v;
+    }
+    a * s
+}
+
+fn maps_reusing_a_name_dual(p: &[Dual<4>]) -> Dual<4> {
+    let k = Dual::<4>::cst;
+    let mut a = k(0.0);
+    for v in p {
+        a = a + (*v * 2.0).sin();
+    }
+    let mut s = k(0.0);
+    for v in p {
+        let w = *v * a;
+        s = s + w * w;
+    }
+    a * s
+}
+
+#[test]
+fn maps_whose_closures_reuse_a_name() {
+    check_against_duals(
+        "maps_reusing_a_name",
+        &|p| maps_reusing_a_name(p),
+        &|p| maps_reusing_a_name_grad(p),
+        &|p, d| maps_reusing_a_name_adjoint(p, d),
+        &|p| maps_reusing_a_name_dual(p),
+        false,
+    );
+}

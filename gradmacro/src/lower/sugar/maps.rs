@@ -12,19 +12,30 @@
 use quote::ToTokens;
 use syn::{Expr, ExprClosure, Pat};
 
+/// A rewrite, or why the code cannot be rewritten (an error at the tokens)
+/// and what stands in its place, so that nothing else is reported for it.
+pub(super) type Rewrite = Result<Expr, (proc_macro2::TokenStream, String, Expr)>;
+
 /// `r.map(|a| e).map(|d| g)` as one map, `None` if `e` is not that.
-pub(super) fn fused(e: &Expr) -> Option<Expr> {
+pub(super) fn fused(e: &Expr) -> Option<Rewrite> {
     let (outer, second) = map_of(e)?;
     let (inner, first) = map_of(&outer.receiver)?;
     let binding = binding(second)?;
     let (param, body, tail) = (&first.inputs[0], &first.body, &second.body);
+    // In the one closure, the second body would see the first's parameter.
+    if let Some(name) = reads_any(tail.to_token_stream(), param, binding) {
+        let (tokens, msg) = shadowed(param, &name, "the next map's closure");
+        return Some(Err((tokens, msg, (*outer.receiver).clone())));
+    }
     let receiver = &inner.receiver;
-    Some(syn::parse_quote!(#receiver.map(|#param| { let #binding = #body; #tail })))
+    Some(Ok(
+        syn::parse_quote!(#receiver.map(|#param| { let #binding = #body; #tail })),
+    ))
 }
 
 /// `for v in r.map(|a| e) { .. }` as a loop over `r`, `None` if `f` is not
 /// that.
-pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Expr> {
+pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Rewrite> {
     let (map, closure) = map_of(&f.expr)?;
     let binding = binding_pat(&f.pat)?;
     // A loop's pattern has no type: `|a: &f64|` binds `a`.
@@ -34,8 +45,25 @@ pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Expr> {
     };
     let (value, receiver) = (&closure.body, &map.receiver);
     let (label, attrs, body) = (&f.label, &f.attrs, &f.body.stmts);
-    Some(
-        syn::parse_quote!(#(#attrs)* #label for #param in #receiver { let #binding = #value; #(#body)* }),
+    // The loop's body would see the closure's parameter.
+    if let Some(name) = reads_any(f.body.to_token_stream(), param, binding) {
+        let (tokens, msg) = shadowed(param, &name, "the loop's body");
+        return Some(Err((tokens, msg, syn::parse_quote!({}))));
+    }
+    Some(Ok(syn::parse_quote!(
+        #(#attrs)* #label for #param in #receiver { let #binding = #value; #(#body)* }
+    )))
+}
+
+/// The error for a map whose closure's parameter has the name of a variable
+/// that code after the map reads.
+fn shadowed(param: &Pat, name: &str, reader: &str) -> (proc_macro2::TokenStream, String) {
+    (
+        param.to_token_stream(),
+        format!(
+            "this closure's parameter `{name}` has the name of a variable {reader} reads: \
+             give the parameter another name"
+        ),
     )
 }
 
@@ -87,6 +115,20 @@ fn binding_pat(p: &Pat) -> Option<&Pat> {
         Pat::Type(t) if matches!(&*t.pat, Pat::Ident(_)) => Some(p),
         _ => None,
     }
+}
+
+/// A name `pat` binds that `tokens` mention, other than those `rebound`
+/// binds again before them.
+fn reads_any(tokens: proc_macro2::TokenStream, pat: &Pat, rebound: &Pat) -> Option<String> {
+    let mut names = std::collections::HashSet::new();
+    super::pat_names(pat, &mut names);
+    let mut again = std::collections::HashSet::new();
+    super::pat_names(rebound, &mut again);
+    let mut names: Vec<String> = names.difference(&again).cloned().collect();
+    names.sort();
+    names
+        .into_iter()
+        .find(|n| super::mentions(tokens.clone(), n))
 }
 
 fn holds_return(e: &Expr) -> bool {

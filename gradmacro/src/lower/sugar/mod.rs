@@ -157,11 +157,25 @@ impl VisitMut for Sugar {
             Expr::ForLoop(f) => maps::looped(f),
             _ => None,
         } {
-            *e = plain;
+            match plain {
+                Ok(plain) => *e = plain,
+                Err((tokens, msg, instead)) => {
+                    self.errors.push((tokens, msg));
+                    *e = instead;
+                    break;
+                }
+            }
         }
         syn::visit_mut::visit_expr_mut(self, e);
         while let Some(one) = maps::fused(e) {
-            *e = one;
+            match one {
+                Ok(one) => *e = one,
+                Err((tokens, msg, instead)) => {
+                    self.errors.push((tokens, msg));
+                    *e = instead;
+                    break;
+                }
+            }
         }
         if let Expr::Macro(m) = e {
             in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
