@@ -4,7 +4,7 @@
 //! - `r.map(|a| e).map(|d| g)` becomes `r.map(|a| { let d = e; g })`, so
 //!   the chain has the one map its lowering reads;
 //! - `for v in r.map(|a| e) { .. }` becomes `for a in r { let v = e; .. }`;
-//! - `r.map(f64::exp)` becomes `r.map(|item| f64::exp(item))`.
+//! - `r.map(f64::exp)` becomes `r.map(|__gm_arg| f64::exp(__gm_arg))`.
 //!
 //! A closure whose body holds `return` is left alone: moved into a block,
 //! the `return` would leave the other closure, or the function.
@@ -79,11 +79,9 @@ pub(super) fn called(e: &Expr) -> Option<Expr> {
     let Expr::Path(f) = super::strip(&m.args[0]) else {
         return None;
     };
-    let named = |s: &str| f.path.segments.iter().any(|seg| seg.ident == s);
-    let item = syn::Ident::new(
-        if named("item") { "__gm_item" } else { "item" },
-        proc_macro2::Span::call_site(),
-    );
+    // A reserved name: a local closure written out at the call may read an
+    // outer variable by any other.
+    let item = syn::Ident::new("__gm_arg", proc_macro2::Span::call_site());
     let mut m = m.clone();
     m.args[0] = syn::parse_quote!(|#item| #f(#item));
     Some(Expr::MethodCall(m))
