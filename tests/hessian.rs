@@ -606,3 +606,66 @@ fn tanh_second_derivatives_on_both_sides_of_saturation() {
         assert_close("tangent", t, a * sech2, 0.0, 1e-14);
     }
 }
+
+/// A repeated differentiated value (`vec![y * y; n]`): f = y² Σ x.
+#[differentiate(hessian)]
+#[allow(clippy::needless_range_loop)]
+fn repeated_square(x: &[f64], y: f64) -> f64 {
+    let v = vec![y * y; x.len()];
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += v[i] * x[i];
+    }
+    s
+}
+
+/// A map before a filter before a map: f = Σ over 2 x_i > 0.3 of (2 x_i)².
+#[differentiate(hessian)]
+fn mapped_filtered_squares(x: &[f64]) -> f64 {
+    x.iter()
+        .map(|v| v * 2.0)
+        .filter(|d| *d > 0.3)
+        .map(|d| d * d)
+        .sum::<f64>()
+}
+
+#[test]
+fn hessians_through_repeated_values_and_filtered_maps() {
+    for (x, y) in [([0.3, -0.7, 1.1], 0.8), ([-1.2, 0.4, 0.9], -0.6)] {
+        let (value, g, h) = repeated_square_hessian(&x, y);
+        assert_bits("value", value, repeated_square(&x, y));
+        let sx: f64 = x.iter().sum();
+        let mut want_g = vec![y * y; 3];
+        want_g.push(2.0 * y * sx);
+        assert_all_close("gradient", &g, &want_g, 1e-12, 1e-12);
+        // ∂²/∂x_i∂y = 2y, ∂²/∂y² = 2 Σ x, ∂²/∂x_i∂x_j = 0.
+        let want_h: Vec<Vec<f64>> = (0..4)
+            .map(|i| {
+                (0..4)
+                    .map(|j| match (i, j) {
+                        (3, 3) => 2.0 * sx,
+                        (3, _) | (_, 3) => 2.0 * y,
+                        _ => 0.0,
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_matrix_close("hessian", &h, &want_h, 1e-12);
+
+        let (value, g, h) = mapped_filtered_squares_hessian(&x);
+        assert_bits("value", value, mapped_filtered_squares(&x));
+        let counted = x.map(|v| 2.0 * v > 0.3);
+        let want_g: Vec<f64> = (0..3)
+            .map(|i| if counted[i] { 8.0 * x[i] } else { 0.0 })
+            .collect();
+        assert_all_close("gradient", &g, &want_g, 1e-12, 1e-12);
+        let want_h: Vec<Vec<f64>> = (0..3)
+            .map(|i| {
+                (0..3)
+                    .map(|j| if i == j && counted[i] { 8.0 } else { 0.0 })
+                    .collect()
+            })
+            .collect();
+        assert_matrix_close("hessian", &h, &want_h, 1e-12);
+    }
+}
