@@ -3099,3 +3099,29 @@ fn maps_whose_closures_reuse_a_name() {
         false,
     );
 }
+
+/// Views with their type written (`let row: &[f64] = &x[a..b];`).
+#[differentiate]
+fn typed_views(p: &[f64]) -> f64 {
+    let head: &[f64] = &p[..2];
+    let tail: &[f64] = &p[2..];
+    let whole: &[f64] = &p[..];
+    head.iter().zip(tail).map(|(a, b)| a * b).sum::<f64>().sin() + whole[3] * head[1]
+}
+
+fn typed_views_dual(p: &[Dual<4>]) -> Dual<4> {
+    let s = Dual::cst(-0.0) + p[0] * p[2] + p[1] * p[3];
+    s.sin() + p[3] * p[1]
+}
+
+#[test]
+fn views_with_their_type_written() {
+    check_against_duals(
+        "typed_views",
+        &|p| typed_views(p),
+        &|p| typed_views_grad(p),
+        &|p, d| typed_views_adjoint(p, d),
+        &|p| typed_views_dual(p),
+        false,
+    );
+}
