@@ -3102,6 +3102,7 @@ fn maps_whose_closures_reuse_a_name() {
 
 /// Views with their type written (`let row: &[f64] = &x[a..b];`).
 #[differentiate]
+#[allow(clippy::redundant_slicing)]
 fn typed_views(p: &[f64]) -> f64 {
     let head: &[f64] = &p[..2];
     let tail: &[f64] = &p[2..];
