@@ -133,32 +133,20 @@ impl<'a> Lowerer<'a> {
                     fill: None,
                 });
             }
+            // An active value is stored after zeros (see `array_def`).
             let fill = rename::mentions_active(value, self).then_some(value);
-            if fill.is_some() {
-                let zero = crate::generic::lit(&crate::emit::float_ty(&self.float), "0.0");
-                let n = self.passive(len)?;
-                let nt = n.tokens;
-                let tokens = if is_vec {
-                    quote!(::std::vec![#zero; #nt])
-                } else {
-                    quote!([#zero; #nt])
-                };
-                return Some(ArrayInit {
-                    init: Passive {
-                        tokens,
-                        primary: true,
-                        reads: n.reads,
-                    },
-                    len: (!is_vec).then_some(nt),
-                    elements: Vec::new(),
-                    empty: false,
-                    fill,
-                });
-            }
-            let v = self.passive(value)?;
+            let (vt, mut reads) = match fill {
+                Some(_) => (
+                    crate::generic::lit(&crate::emit::float_ty(&self.float), "0.0"),
+                    Vec::new(),
+                ),
+                None => {
+                    let v = self.passive(value)?;
+                    (v.tokens, v.reads)
+                }
+            };
             let n = self.passive(len)?;
-            let (vt, nt) = (v.tokens, n.tokens);
-            let mut reads = v.reads;
+            let nt = n.tokens;
             reads.extend(n.reads);
             let tokens = if is_vec {
                 quote!(::std::vec![#vt; #nt])
@@ -174,7 +162,7 @@ impl<'a> Lowerer<'a> {
                 len: (!is_vec).then_some(nt),
                 elements: Vec::new(),
                 empty: false,
-                fill: None,
+                fill,
             });
         }
         let mut parts = Vec::new();

@@ -151,27 +151,7 @@ fn rewrite(e: &Expr, ty: &TokenStream, acc: &syn::Ident) -> Option<Vec<Stmt>> {
                 ));
             }
             let (chain, pred, failing) = filter(&m.receiver, &item, None)?;
-            // The closure's parameter is the item: its name read as the
-            // item itself (`|v|`), or as what it points to (`|&v|`).
-            let mut body = (*c.body).clone();
-            let named: Option<(&syn::Ident, Expr)> = match pat {
-                Pat::Ident(p) => Some((&p.ident, syn::parse_quote!(#item))),
-                Pat::Reference(r) => match &*r.pat {
-                    Pat::Ident(p) => Some((&p.ident, syn::parse_quote!((*#item)))),
-                    Pat::Wild(_) => None,
-                    _ => return None,
-                },
-                Pat::Wild(_) => None,
-                _ => return None,
-            };
-            if let Some((name, value)) = named {
-                Substitute {
-                    name,
-                    value: &value,
-                    strip_deref: false,
-                }
-                .visit_expr_mut(&mut body);
-            }
+            let body = applied(c, &item)?;
             (chain, pred, failing, body)
         }
         other => {
@@ -236,30 +216,42 @@ fn mapped<'e>(chain: &'e Expr, item: &TokenStream) -> Option<(&'e Expr, syn::Ide
     let Expr::Closure(c) = super::strip(&m.args[0]) else {
         return None;
     };
+    let src = quote::format_ident!("{}_src", ITEM);
+    let e = applied(c, &src)?;
+    Some((&m.receiver, src, syn::parse_quote!(let #item = #e;)))
+}
+
+/// The body of a map's closure of one parameter applied to `item`: the
+/// parameter's name read as the item itself (`|v|`, `|v: f64|`), or as what
+/// it points to (`|&v|`); `None` for other patterns.
+fn applied(c: &syn::ExprClosure, item: &syn::Ident) -> Option<Expr> {
     let [pat] = &c.inputs.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let src = quote::format_ident!("{}_src", ITEM);
-    let (name, value): (&syn::Ident, Expr) = match pat {
-        Pat::Ident(p) => (&p.ident, syn::parse_quote!(#src)),
+    let named: Option<(&syn::Ident, Expr)> = match pat {
+        Pat::Ident(p) => Some((&p.ident, syn::parse_quote!(#item))),
         Pat::Type(t) => match &*t.pat {
-            Pat::Ident(p) => (&p.ident, syn::parse_quote!(#src)),
+            Pat::Ident(p) => Some((&p.ident, syn::parse_quote!(#item))),
             _ => return None,
         },
         Pat::Reference(r) => match &*r.pat {
-            Pat::Ident(p) => (&p.ident, syn::parse_quote!((*#src))),
+            Pat::Ident(p) => Some((&p.ident, syn::parse_quote!((*#item)))),
+            Pat::Wild(_) => None,
             _ => return None,
         },
+        Pat::Wild(_) => None,
         _ => return None,
     };
-    let mut e = (*c.body).clone();
-    Substitute {
-        name,
-        value: &value,
-        strip_deref: false,
+    let mut body = (*c.body).clone();
+    if let Some((name, value)) = named {
+        Substitute {
+            name,
+            value: &value,
+            strip_deref: false,
+        }
+        .visit_expr_mut(&mut body);
     }
-    .visit_expr_mut(&mut e);
-    Some((&m.receiver, src, syn::parse_quote!(let #item = #e;)))
+    Some(body)
 }
 
 /// The two element patterns of a pair's pattern, `(a, b)` or `&(a, b)`.

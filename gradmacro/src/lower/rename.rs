@@ -127,15 +127,17 @@ pub fn mentions_active(e: &Expr, r: &dyn Resolve) -> bool {
         }
         // syn leaves a macro's tokens unparsed: `vec![x; n]` reads `x`.
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            if self.found || !m.path.is_ident("vec") {
+            use super::vec_macros::{parse, VecBody};
+            if self.found {
                 return;
             }
-            let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-            if let Ok((value, n)) = m.parse_body_with(super::vec_macros::repeat) {
-                self.visit_expr(&value);
-                self.visit_expr(&n);
-            } else if let Ok(items) = m.parse_body_with(list) {
-                items.iter().for_each(|e| self.visit_expr(e));
+            match parse(m) {
+                Some(VecBody::Repeat(r)) => {
+                    self.visit_expr(&r.0);
+                    self.visit_expr(&r.1);
+                }
+                Some(VecBody::List(items)) => items.iter().for_each(|e| self.visit_expr(e)),
+                None => {}
             }
         }
         // A nested item cannot see the function's locals.

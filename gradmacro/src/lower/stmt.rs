@@ -374,10 +374,6 @@ impl Lowerer<'_> {
             self.vars[t.0].ty = self.vars[v.0].ty.clone();
             self.cur.push(Stmt::Declare(t));
             self.assign_expr(t, rhs);
-            if self.is_active(t) {
-                self.promote_var(v);
-                return;
-            }
             let name = &self.vars[t.0].ident;
             let value = Passive {
                 tokens: quote::quote!(#name),

@@ -58,7 +58,9 @@ fn key(m: &syn::Macro) -> usize {
     std::ptr::from_ref(m) as usize
 }
 
-fn parse(m: &syn::Macro) -> Option<VecBody> {
+/// The body of `vec![..]` `m`, parsed; `None` if it is not a `vec!` or
+/// does not parse as one.
+pub(crate) fn parse(m: &syn::Macro) -> Option<VecBody> {
     if !m.path.is_ident("vec") {
         return None;
     }

@@ -35,7 +35,10 @@ pub(super) fn fused(e: &Expr) -> Option<Rewrite> {
 
 /// `for v in r.map(|a| e) { .. }` as a loop over `r`, `None` if `f` is not
 /// that.
-pub(super) fn looped(f: &syn::ExprForLoop) -> Option<Rewrite> {
+pub(super) fn looped(e: &Expr) -> Option<Rewrite> {
+    let Expr::ForLoop(f) = e else {
+        return None;
+    };
     let (map, closure) = map_of(&f.expr)?;
     let binding = binding_pat(&f.pat)?;
     // A loop's pattern has no type: `|a: &f64|` binds `a`.

@@ -153,30 +153,9 @@ impl VisitMut for Sugar {
         if let Some(element) = ends::end_element(e) {
             *e = element;
         }
-        while let Some(plain) = match e {
-            Expr::ForLoop(f) => maps::looped(f),
-            _ => None,
-        } {
-            match plain {
-                Ok(plain) => *e = plain,
-                Err((tokens, msg, instead)) => {
-                    self.errors.push((tokens, msg));
-                    *e = instead;
-                    break;
-                }
-            }
-        }
+        self.rewrite_all(e, maps::looped);
         syn::visit_mut::visit_expr_mut(self, e);
-        while let Some(one) = maps::fused(e) {
-            match one {
-                Ok(one) => *e = one,
-                Err((tokens, msg, instead)) => {
-                    self.errors.push((tokens, msg));
-                    *e = instead;
-                    break;
-                }
-            }
-        }
+        self.rewrite_all(e, maps::fused);
         if let Expr::Macro(m) = e {
             in_vec_macro(&mut m.mac, |x| self.visit_expr_mut(x));
             return;
@@ -226,6 +205,23 @@ impl VisitMut for Sugar {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+impl Sugar {
+    /// `rewrite` applied to `e` while it applies; where it cannot be, the
+    /// error is kept and its stand-in replaces `e`.
+    fn rewrite_all(&mut self, e: &mut Expr, rewrite: fn(&Expr) -> Option<maps::Rewrite>) {
+        while let Some(r) = rewrite(e) {
+            match r {
+                Ok(new) => *e = new,
+                Err((tokens, msg, instead)) => {
+                    self.errors.push((tokens, msg));
+                    *e = instead;
+                    return;
+                }
+            }
+        }
+    }
 }
 
 /// `let name = |params| body;` with plain parameters and no `return`.
@@ -377,11 +373,7 @@ pub(crate) fn in_vec_macro(m: &mut syn::Macro, mut f: impl FnMut(&mut Expr)) {
     if !m.path.is_ident("vec") {
         return;
     }
-    let repeat = |input: syn::parse::ParseStream| -> syn::Result<(Expr, Expr)> {
-        let value: Expr = input.parse()?;
-        input.parse::<syn::Token![;]>()?;
-        Ok((value, input.parse()?))
-    };
+    let repeat = super::vec_macros::repeat;
     if let Ok((mut value, mut n)) = syn::parse::Parser::parse2(repeat, m.tokens.clone()) {
         f(&mut value);
         f(&mut n);
